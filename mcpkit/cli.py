@@ -1,0 +1,80 @@
+"""The ``mcpkit`` command: ``mcpkit serve TARGET`` runs a server over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .framing import FRAMINGS
+
+
+class TargetError(Exception):
+    pass
+
+
+def load_target(target: str) -> Any:
+    """Load ``module:attribute`` or ``path/to/file.py[:attribute]`` (attribute: ``server``)."""
+    spec, _, attribute = target.partition(":")
+    if spec.endswith(".py") or os.sep in spec:
+        path = Path(spec)
+        if not path.is_file():
+            raise TargetError(f"no such file: {path}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise TargetError(f"cannot load {path} as Python")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.path.insert(0, str(path.resolve().parent))
+        module_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(spec)
+        except ImportError as exc:
+            raise TargetError(f"cannot import {spec!r}: {exc}") from exc
+    from .server import Server
+
+    if attribute:
+        try:
+            return getattr(module, attribute)
+        except AttributeError:
+            raise TargetError(f"{spec} has no attribute {attribute!r}") from None
+    if isinstance(getattr(module, "server", None), Server):
+        return module.server
+    found = [v for v in vars(module).values() if isinstance(v, Server)]
+    if len(found) == 1:
+        return found[0]
+    raise TargetError(f"{spec}: name the server object, e.g. {spec}:server "
+                      f"({len(found)} Server objects found)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mcpkit", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run a server (stdio by default)")
+    serve.add_argument("target", help="module:attribute or path/to/server.py[:attribute]")
+    serve.add_argument("--framing", choices=FRAMINGS, default="ndjson",
+                       help="stdio framing (default: ndjson, as the spec says)")
+    serve.add_argument("--log-level", default=os.environ.get("MCPKIT_LOG_LEVEL", "WARNING"),
+                       help="stderr log level (default WARNING)")
+    args = parser.parse_args(argv)
+
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        server = load_target(args.target)
+    except TargetError as exc:
+        print(f"mcpkit serve: {exc}", file=sys.stderr)
+        return 2
+    from .transports.stdio import serve_stdio
+
+    serve_stdio(server, framing=args.framing)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Transports: how messages travel. stdio here; streamable HTTP in ``http`` (extra ``http``)."""

@@ -1,0 +1,120 @@
+"""Serve an MCP server over standard input and output.
+
+stdout is the protocol channel: a stray ``print()`` in a tool would corrupt it. So while
+serving the process's real stdout is set aside for protocol messages only, and file
+descriptor 1 (and ``sys.stdout``) are pointed at stderr: prints and log lines of the tool,
+and of any child it starts, land in the log, not on the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from ..framing import DEFAULT_MAX_MESSAGE_SIZE, decoder_for, encoder_for
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+log = logging.getLogger("mcpkit.stdio")
+
+READ_SIZE = 64 * 1024
+
+
+def serve_stdio(
+    server: Server,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    framing: str = "ndjson",
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> None:
+    """Serve until end of input. With no streams given, uses this process's stdin/stdout."""
+    encode = encoder_for(framing)
+    decoder = decoder_for(framing, max_message_size)
+    restore = None
+    if stdout is None:
+        out_fd, restore = _claim_stdout()
+        write = _fd_writer(out_fd)
+    else:
+        write = _stream_writer(stdout)
+    read = _fd_reader(0) if stdin is None else _stream_reader(stdin)
+
+    broken = False
+
+    def send(message: dict[str, Any]) -> None:
+        nonlocal broken
+        if broken:
+            return
+        try:
+            write(encode(message))
+        except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
+            broken = True
+            log.warning("the client went away (%s); dropping further output", exc)
+
+    connection = server.connect(send)
+    try:
+        while not broken:
+            try:
+                data = read()
+            except (OSError, ValueError) as exc:
+                log.warning("reading stdin failed: %s", exc)
+                break
+            if not data:
+                break
+            for item in decoder.feed(data):
+                connection.receive(item)
+        for item in decoder.close():
+            connection.receive(item)
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    finally:
+        connection.close()
+        if restore:
+            restore()
+
+
+def _claim_stdout() -> tuple[int, Any]:
+    """Keep fd 1 for protocol output only; send everything else written to it to stderr."""
+    sys.stdout.flush()
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    saved_stdout = sys.stdout
+    sys.stdout = sys.stderr
+
+    def restore() -> None:
+        sys.stdout = saved_stdout
+        os.dup2(out_fd, 1)
+        os.close(out_fd)
+
+    return out_fd, restore
+
+
+def _fd_writer(fd: int):
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+    return write
+
+
+def _stream_writer(stream: BinaryIO):
+    def write(data: bytes) -> None:
+        stream.write(data)
+        stream.flush()
+
+    return write
+
+
+def _fd_reader(fd: int):
+    return lambda: os.read(fd, READ_SIZE)
+
+
+def _stream_reader(stream: BinaryIO):
+    read1 = getattr(stream, "read1", None)
+    if read1 is not None:
+        return lambda: read1(READ_SIZE)
+    return lambda: stream.read(READ_SIZE)
