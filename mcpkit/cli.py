@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .framing import FRAMINGS
+from .framing import DEFAULT_MAX_MESSAGE_SIZE, FRAMINGS
 
 
 class TargetError(Exception):
@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("target", help="module:attribute or path/to/server.py[:attribute]")
     serve.add_argument("--framing", choices=FRAMINGS, default="ndjson",
                        help="stdio framing (default: ndjson, as the spec says)")
+    serve.add_argument("--max-message-size", type=int, default=DEFAULT_MAX_MESSAGE_SIZE,
+                       help="largest message accepted, in bytes (default 4 MiB)")
     serve.add_argument("--log-level", default=os.environ.get("MCPKIT_LOG_LEVEL", "WARNING"),
                        help="stderr log level (default WARNING)")
     args = parser.parse_args(argv)
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from .transports.stdio import serve_stdio
 
-    serve_stdio(server, framing=args.framing)
+    serve_stdio(server, framing=args.framing, max_message_size=args.max_message_size)
     return 0
 
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The course's one entry point.
+#   ./course.sh lab    open the course in JupyterLab (sets up .venv on first use)
+#   ./course.sh test   run the whole test suite, exactly as CI does
+#   ./course.sh setup  only create/update .venv
+# Needs python3 (3.11+) on PATH. Everything else is installed into ./.venv.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+VENV="${MCPKIT_VENV:-.venv}"
+PY="${PYTHON:-python3}"
+
+setup() {
+    local extras="$1"
+    if [ ! -x "$VENV/bin/python" ]; then
+        echo "course.sh: creating $VENV" >&2
+        "$PY" -m venv "$VENV"
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+    fi
+    # Reinstall only when pyproject.toml or the wanted extras changed.
+    local stamp="$VENV/.mcpkit-installed"
+    local want
+    want="$extras $(sha256sum pyproject.toml | cut -c1-16)"
+    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+        echo "course.sh: installing mcpkit[$extras] into $VENV" >&2
+        "$VENV/bin/python" -m pip install -q -e ".[$extras]"
+        # Pulled in by jupyterlab's jsonschema extras; it rebuilds a grammar on every import
+        # (~4 s per notebook run) and nothing here needs it.
+        "$VENV/bin/python" -m pip uninstall -q -y rfc3987-syntax >/dev/null 2>&1 || true
+        echo "$want" >"$stamp"
+    fi
+}
+
+cmd="${1:-lab}"
+shift || true
+case "$cmd" in
+    lab)
+        setup "course,http"
+        exec "$VENV/bin/jupyter" lab --notebook-dir="$PWD" \
+            --LabApp.default_url="/lab/tree/notebooks" "$@"
+        ;;
+    test)
+        setup "dev,course,http"
+        exec "$VENV/bin/python" -m pytest "$@"
+        ;;
+    setup)
+        setup "dev,course,http"
+        ;;
+    *)
+        echo "usage: ./course.sh [lab|test|setup] [extra pytest or jupyter args]" >&2
+        exit 2
+        ;;
+esac

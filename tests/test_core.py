@@ -1,0 +1,191 @@
+"""JSON-RPC validation, dispatch rules, schemas from type hints, and the spec's own examples."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from typing import Annotated, Literal, TypedDict
+
+import pytest
+from conftest import SPEC, validate
+
+from mcpkit import framing, jsonrpc
+from mcpkit.dispatch import Dispatcher
+from mcpkit.schema import SchemaError, function_schema, return_schema, type_schema
+from mcpkit.server import Server
+
+# -- jsonrpc -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("message, kind", [
+    ({"jsonrpc": "2.0", "id": 1, "method": "m"}, "request"),
+    ({"jsonrpc": "2.0", "id": "a", "method": "m", "params": {}}, "request"),
+    ({"jsonrpc": "2.0", "method": "m"}, "notification"),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}}, "result"),
+    ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}}, "error"),
+])
+def test_classify_accepts_each_kind(message, kind):
+    assert jsonrpc.classify(message) == kind
+
+
+@pytest.mark.parametrize("message, fragment", [
+    ([], "batches"),
+    ("hi", "JSON object"),
+    ({"id": 1, "method": "m"}, '"jsonrpc" must be "2.0"'),
+    ({"jsonrpc": "2.0", "id": 1.5, "method": "m"}, "string or an integer"),
+    ({"jsonrpc": "2.0", "id": False, "method": "m"}, "string or an integer"),
+    ({"jsonrpc": "2.0", "id": 1, "method": ""}, "non-empty string"),
+    ({"jsonrpc": "2.0", "id": 1, "method": "m", "params": [1]}, "named params"),
+    ({"jsonrpc": "2.0", "id": 1}, "exactly one of"),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}}, "exactly one of"),
+    ({"jsonrpc": "2.0", "result": {}}, '"id"'),
+    ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}}, "integer"),
+    ({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}, "error.message"),
+])
+def test_classify_names_what_is_wrong(message, fragment):
+    with pytest.raises(jsonrpc.InvalidRequest) as caught:
+        jsonrpc.classify(message)
+    assert caught.value.code == jsonrpc.INVALID_REQUEST
+    assert fragment in caught.value.message
+
+
+def test_error_codes_are_the_specs():
+    assert (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST, jsonrpc.METHOD_NOT_FOUND,
+            jsonrpc.INVALID_PARAMS, jsonrpc.INTERNAL_ERROR) == (-32700, -32600, -32601,
+                                                                 -32602, -32603)
+    assert (jsonrpc.RESOURCE_NOT_FOUND, jsonrpc.HEADER_MISMATCH,
+            jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            jsonrpc.UNSUPPORTED_PROTOCOL_VERSION) == (-32002, -32020, -32021, -32022)
+
+
+# -- dispatch ----------------------------------------------------------------------------
+
+
+def test_dispatcher_rules(caplog):
+    responses = []
+    d = Dispatcher(on_response=responses.append)
+    calls = []
+    d.add_request("add", lambda p, ctx: {"sum": p["a"] + p["b"]})
+    d.add_request("boom", lambda p, ctx: 1 / 0)
+
+    @d.request("strict")
+    def strict(params, ctx):
+        raise jsonrpc.InvalidParams("b is missing")
+
+    @d.notification("note")
+    def note(params, ctx):
+        calls.append(params)
+        raise ValueError("notification handlers may fail too")
+
+    assert d.dispatch({"jsonrpc": "2.0", "id": 1, "method": "add",
+                       "params": {"a": 1, "b": 2}})["result"] == {"sum": 3}
+    assert d.dispatch({"jsonrpc": "2.0", "id": 2, "method": "nope"})["error"]["code"] == -32601
+    assert d.dispatch({"jsonrpc": "2.0", "id": 3, "method": "strict"})["error"] == {
+        "code": -32602, "message": "b is missing"}
+    with caplog.at_level(logging.ERROR):
+        crashed = d.dispatch({"jsonrpc": "2.0", "id": 4, "method": "boom"})
+    assert crashed["error"]["code"] == -32603
+    assert "ZeroDivision" not in json.dumps(crashed)  # no internals to the peer ...
+    assert "ZeroDivisionError" in caplog.text  # ... but the log has them
+    assert d.dispatch({"jsonrpc": "2.0", "method": "note", "params": {"x": 1}}) is None
+    assert d.dispatch({"jsonrpc": "2.0", "method": "unknown"}) is None
+    assert calls == [{"x": 1}]
+    assert d.dispatch({"jsonrpc": "2.0", "id": 9, "result": {}}) is None
+    assert responses == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
+    assert d.dispatch({"id": 5})["error"]["code"] == -32600
+    assert d.dispatch({"id": 5})["id"] == 5
+
+
+# -- schemas from type hints ------------------------------------------------------------
+
+
+class Point(TypedDict):
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class Filter:
+    tag: str
+    limit: int = 10
+
+
+def test_schema_from_hints_and_docstring():
+    def search(query: str, tags: list[str], kind: Literal["a", "b"] = "a",
+               limit: int | None = None, where: Point | None = None, f: Filter | None = None,
+               ratio: Annotated[float, "between 0 and 1"] = 0.5, exact: bool = False) -> dict:
+        """Search things.
+
+        Args:
+            query: What to look for.
+            tags: Only these tags.
+        """
+
+    schema, description = function_schema(search)
+    assert description == "Search things."
+    props = schema["properties"]
+    assert schema["required"] == ["query", "tags"]
+    assert props["query"] == {"type": "string", "description": "What to look for."}
+    assert props["tags"]["items"] == {"type": "string"}
+    assert props["kind"] == {"enum": ["a", "b"], "type": "string", "default": "a"}
+    assert props["limit"] == {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}
+    assert props["where"]["anyOf"][0]["required"] == ["x", "y"]
+    assert props["f"]["anyOf"][0]["properties"]["limit"] == {"type": "integer", "default": 10}
+    assert props["ratio"]["description"] == "between 0 and 1"
+    assert props["exact"] == {"type": "boolean", "default": False}
+
+
+def test_output_schema_wraps_non_objects_and_unknown_hints_fail_clearly():
+    def count() -> int: ...
+    def point() -> Point: ...
+
+    assert return_schema(count) == {"type": "object", "properties": {"result": {
+        "type": "integer"}}, "required": ["result"]}
+    assert return_schema(point)["type"] == "object"
+    with pytest.raises(SchemaError, match="give the schema explicitly"):
+        type_schema(complex)
+
+
+def test_structured_output_and_runtime_registration():
+    server = Server("s")
+
+    @server.tool(structured=True)
+    def total(values: list[int]) -> int:
+        return sum(values)
+
+    out = []
+    conn = server.connect(out.append)
+    conn.receive({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}})
+    conn.receive({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "total", "arguments": {"values": [1, 2]}}})
+    assert out[-1]["result"]["structuredContent"] == {"result": 3}
+    server.remove_tool("total")
+    assert out[-1] == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    conn.receive({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    assert out[-1]["error"]["code"] == -32601  # no tools left: the feature is gone
+    conn.close()
+
+
+# -- the specification's example messages -----------------------------------------------
+
+EXAMPLES = sorted((SPEC / "2026-07-28" / "examples").glob("*/*.json"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_spec_examples_round_trip_and_validate(path):
+    original = json.loads(path.read_text())
+    validate("2026-07-28", path.parent.name, original)
+    for encode, decoder in ((framing.encode_ndjson, framing.NdjsonDecoder()),
+                            (framing.encode_content_length, framing.ContentLengthDecoder())):
+        wire = encode(original)
+        assert decoder.feed(wire[:7]) == []
+        assert decoder.feed(wire[7:]) == [original]
+    if "jsonrpc" in original:
+        assert jsonrpc.classify(original) in ("request", "notification", "result", "error")
+
+
+def test_there_are_spec_examples():
+    assert len(EXAMPLES) >= 80
