@@ -41,10 +41,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-
 from . import content as content_mod
-from . import jsonrpc, mrtr, schema, versions
+from . import jsonrpc, mrtr, schema, validation, versions
 from .dispatch import Dispatcher
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
@@ -375,7 +373,7 @@ class Server:
             annotations = {k: v for k, v in hints.items() if v is not None}
             if title:
                 annotations = {"title": title, **annotations}
-            jsonschema.Draft202012Validator.check_schema(in_schema)
+            validation.check_schema(in_schema)
             self.add_tool(
                 Tool(
                     name=name or fn.__name__,
@@ -387,7 +385,7 @@ class Server:
                     output_schema=out_schema,
                     context_param=ctx_param,
                     icons=icons,
-                    validator=jsonschema.Draft202012Validator(in_schema),
+                    validator=validation.compile_schema(in_schema),
                 )
             )
             return fn
@@ -611,9 +609,9 @@ class Server:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise InvalidParams('"arguments" must be an object')
-        problems = sorted(tool.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        problems = tool.validator(arguments)
         if problems:
-            message = "; ".join(_describe_validation_error(e) for e in problems[:5])
+            message = "; ".join(problems[:5])
             text = f"Invalid arguments for tool {name}: {message}"
             # 2025-11-25 made input errors tool results, so the model can correct itself.
             if versions.at_least(ctx.version, "2025-11-25"):
@@ -760,11 +758,6 @@ class Server:
         from .transports.stdio import serve_stdio
 
         serve_stdio(self, framing=framing)
-
-
-def _describe_validation_error(error: jsonschema.ValidationError) -> str:
-    where = "/".join(str(p) for p in error.path)
-    return f"{where}: {error.message}" if where else error.message
 
 
 def _resource_contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]]:
@@ -1192,7 +1185,7 @@ def _answer_fits(request: dict[str, Any], answer: dict[str, Any]) -> bool:
     schema_ = request.get("params", {}).get("requestedSchema")
     if not schema_:
         return True
-    return jsonschema.Draft202012Validator(schema_).is_valid(answer.get("content") or {})
+    return not validation.compile_schema(schema_)(answer.get("content") or {})
 
 
 @dataclass
