@@ -873,6 +873,9 @@ class Connection:
                 else jsonrpc.PARSE_ERROR
             reply(jsonrpc.error_response(None, code, str(message)))
             return
+        if isinstance(message, list) and self.protocol_version == "2025-03-26":
+            self._receive_batch(message, reply)
+            return
         try:
             kind = jsonrpc.classify(message)
         except JsonRpcError as exc:
@@ -884,6 +887,36 @@ class Connection:
             self._on_notification(message)
         else:
             self._on_response(message)
+
+    def _receive_batch(self, batch: list[Any], reply: Send) -> None:
+        """A JSON-RPC batch (revision 2025-03-26 only): the responses go back as one array.
+
+        Notifications (progress, log) for the batch's requests still go out on their own.
+        """
+        if not batch:
+            reply(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "an empty batch"))
+            return
+        expected = 0
+        for item in batch:
+            try:
+                expected += jsonrpc.classify(item) == "request"
+            except JsonRpcError:
+                expected += 1
+        responses: list[dict[str, Any]] = []
+        lock = threading.Lock()
+
+        def collect(message: dict[str, Any]) -> None:
+            if "method" in message:
+                reply(message)
+                return
+            with lock:
+                responses.append(message)
+                done = len(responses) == expected
+            if done:
+                reply(responses)  # type: ignore[arg-type]
+
+        for item in batch:
+            self.receive(item, collect)
 
     def _on_response(self, message: dict[str, Any]) -> None:
         with self._state_lock:

@@ -166,8 +166,9 @@ class Peer:
         except queue.Empty:
             raise AssertionError(f"no message from the server in {timeout} s; "
                                  f"stderr:\n{self.stderr}") from None
-        if isinstance(message, dict):
-            validate_emitted(self.revision, message, self.sent_methods.get(message.get("id")))
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict):
+                validate_emitted(self.revision, item, self.sent_methods.get(item.get("id")))
         return message
 
     def request(self, method: str, params: dict[str, Any] | None = None,

@@ -393,3 +393,26 @@ def test_mcpkit_serve_reports_a_bad_target():
     peer = Peer("no_such_module:server")
     assert peer.close() == 2
     assert "cannot import" in peer.stderr
+
+
+def test_batches_are_answered_as_one_array_in_2025_03_26_only(peer_factory):
+    peer = peer_factory(NOTES, revision="2025-03-26")
+    peer.initialize()
+    peer.write(json.dumps([
+        {"jsonrpc": "2.0", "id": "a", "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+         "params": {"name": "notes_list", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": "c"},
+    ]).encode() + b"\n")
+    batch = peer.next()
+    assert isinstance(batch, list)
+    assert sorted(str(r.get("id")) for r in batch) == ["a", "b", "c"]
+    assert next(r for r in batch if r["id"] == "c")["error"]["code"] == -32600
+    peer.write(b"[]\n")
+    assert peer.next()["error"]["code"] == -32600
+
+    later = peer_factory(NOTES, revision="2025-06-18")
+    later.initialize()
+    later.write(b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]\n')
+    assert later.next()["error"]["code"] == -32600
