@@ -1,0 +1,492 @@
+"""The server's side of one transport connection.
+
+Theory of operation
+-------------------
+A transport (stdio, HTTP) calls :meth:`Server.connect` with a ``send`` function and feeds
+the returned :class:`Connection` every decoded message with :meth:`Connection.receive`.
+
+What it holds: in the legacy era the ``initialize`` handshake fixes version, client
+capabilities and log level for the connection's life; in both eras it tracks requests in
+flight (for cancellation and duplicate ids), requests *we* sent to the client (legacy
+sampling / elicitation / roots), resource subscriptions and ``subscriptions/listen``
+streams. Everything else about a request lives in its :class:`~mcpkit.context.Context`.
+
+Which era a request belongs to: a connection that completed ``initialize`` is legacy for
+its lifetime. Otherwise a request carrying ``_meta["io.modelcontextprotocol/protocolVersion"]``
+is modern, and anything else is malformed (-32602), except ``ping``.
+
+Threads: the transport's reader calls ``receive``. Plain tools run right there (the fast
+path: no thread hop). A tool that takes a :class:`Context` may wait on the client (legacy
+elicitation, a cancellable loop), so it runs on its own thread, and its response is sent
+from that thread. ``send`` is serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import content as content_mod
+from . import jsonrpc, mrtr, validation, versions
+from .context import Context, Send
+from .framing import FramingError, MessageTooLarge
+from .jsonrpc import InvalidParams, JsonRpcError
+from .versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+)
+
+if typing.TYPE_CHECKING:
+    from .server import Server
+
+log = logging.getLogger("mcpkit.connection")
+
+CLIENT_REQUEST_TIMEOUT_S = 120.0
+
+# Methods that exist only in one era.
+_LEGACY_ONLY = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe",
+                          "resources/unsubscribe"})
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+# The capability a feature's methods need the server to have advertised.
+_CAPABILITY_FOR_METHOD = {"tools": "tools", "resources": "resources", "prompts": "prompts",
+                          "completion": "completions"}
+# Results that may come back as input_required in the modern era.
+_MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+class Connection:
+    """The server's side of one transport connection. Feed it with :meth:`receive`."""
+
+    def __init__(self, server: Server, send: Send) -> None:
+        self.server = server
+        self._raw_send = send
+        self._send_lock = threading.Lock()
+        self.closed = False
+        # Legacy handshake state: fixed once initialize succeeds.
+        self.initialized = False
+        self.protocol_version: str | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] = {}
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        # Requests being served, by id: for cancellation and duplicate-id detection.
+        self.in_flight: dict[jsonrpc.RequestId, Context] = {}
+        # Modern subscriptions/listen streams, by the listen request's id.
+        self.listens: dict[jsonrpc.RequestId, _Listen] = {}
+        # Requests we sent to the client (legacy era), by id.
+        self._outgoing: dict[int, _Waiter] = {}
+        self._next_id = itertools.count(1)
+        self._threads: set[threading.Thread] = set()
+        self._state_lock = threading.Lock()
+
+    # -- sending -------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        with self._send_lock:
+            self._raw_send(message)
+
+    def request_client(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send a request to the client and wait for its result (legacy era)."""
+        request_id = next(self._next_id)
+        waiter = _Waiter()
+        with self._state_lock:
+            self._outgoing[request_id] = waiter
+        self.send(jsonrpc.request(request_id, method, params))
+        try:
+            if not waiter.event.wait(CLIENT_REQUEST_TIMEOUT_S):
+                self.send(jsonrpc.notification(
+                    "notifications/cancelled", {"requestId": request_id, "reason": "timeout"}))
+                raise TimeoutError(f"the client did not answer {method} in "
+                                   f"{CLIENT_REQUEST_TIMEOUT_S:.0f} s")
+        finally:
+            with self._state_lock:
+                self._outgoing.pop(request_id, None)
+        if waiter.message is None:
+            raise ConnectionError("the connection closed while waiting for the client")
+        if "error" in waiter.message:
+            raise JsonRpcError.from_error(waiter.message["error"])
+        return waiter.message["result"]
+
+    # -- receiving -----------------------------------------------------------------------
+
+    def receive(self, message: Any, reply: Send | None = None) -> None:
+        """Handle one decoded message (or a :class:`FramingError` from the decoder).
+
+        ``reply`` is where this message's response and request-scoped notifications go
+        (progress, log messages, a listen stream); by default the connection's ``send``.
+        HTTP gives each POST its own.
+        """
+        reply = reply or self.send
+        if isinstance(message, FramingError):
+            code = jsonrpc.INVALID_REQUEST if isinstance(message, MessageTooLarge) \
+                else jsonrpc.PARSE_ERROR
+            reply(jsonrpc.error_response(None, code, str(message)))
+            return
+        if isinstance(message, list) and self.protocol_version == "2025-03-26":
+            self._receive_batch(message, reply)
+            return
+        try:
+            kind = jsonrpc.classify(message)
+        except JsonRpcError as exc:
+            reply(jsonrpc.error_response_from(jsonrpc.request_id_of(message), exc))
+            return
+        if kind == "request":
+            self._on_request(message, reply)
+        elif kind == "notification":
+            self._on_notification(message)
+        else:
+            self._on_response(message)
+
+    def _receive_batch(self, batch: list[Any], reply: Send) -> None:
+        """A JSON-RPC batch (revision 2025-03-26 only): the responses go back as one array.
+
+        Notifications (progress, log) for the batch's requests still go out on their own.
+        """
+        if not batch:
+            reply(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST, "an empty batch"))
+            return
+        expected = 0
+        for item in batch:
+            try:
+                expected += jsonrpc.classify(item) == "request"
+            except JsonRpcError:
+                expected += 1
+        responses: list[dict[str, Any]] = []
+        lock = threading.Lock()
+
+        def collect(message: dict[str, Any]) -> None:
+            if "method" in message:
+                reply(message)
+                return
+            with lock:
+                responses.append(message)
+                done = len(responses) == expected
+            if done:
+                reply(responses)  # type: ignore[arg-type]
+
+        for item in batch:
+            self.receive(item, collect)
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        with self._state_lock:
+            waiter = self._outgoing.get(message["id"])
+        if waiter is None:
+            log.warning("ignored a response to unknown request id %r", message.get("id"))
+            return
+        waiter.message = message
+        waiter.event.set()
+
+    def _on_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params") or {}
+        if method == "notifications/initialized":
+            return
+        if method == "notifications/cancelled":
+            self.cancel(params.get("requestId"), respond=True)
+            return
+        log.debug("ignored notification %s", method)
+
+    def cancel(self, request_id: Any, respond: bool = False) -> None:
+        """Cancel a call in flight or end a listen stream (unknown ids are ignored).
+
+        ``respond``: close a listen stream with its final result (stdio); over HTTP the
+        client closing the stream is the cancellation and nothing more is sent.
+        """
+        with self._state_lock:
+            ctx = self.in_flight.get(request_id)
+            listen = self.listens.pop(request_id, None)
+        if ctx is not None:
+            ctx.cancelled.set()
+        if listen is not None and respond:
+            self._end_listen(request_id, listen)
+
+    def _on_request(self, message: dict[str, Any], reply: Send) -> None:
+        request_id = message["id"]
+        method = message["method"]
+        params = message.get("params") or {}
+        if request_id in self.in_flight:
+            reply(jsonrpc.error_response(
+                request_id, jsonrpc.INVALID_REQUEST,
+                f"request id {request_id!r} is already in flight; use a new id per request"))
+            return
+        try:
+            ctx = self._context_for(request_id, method, params, reply)
+        except JsonRpcError as exc:
+            reply(jsonrpc.error_response_from(request_id, exc))
+            return
+        if ctx is None:  # initialize was handled
+            return
+        needed = _CAPABILITY_FOR_METHOD.get(method.split("/")[0])
+        if needed and needed not in self.server.capabilities():
+            # A method of a feature the server does not offer is unknown to it.
+            reply(jsonrpc.error_response_from(request_id, jsonrpc.MethodNotFound(method)))
+            return
+        if method == "subscriptions/listen":
+            self._listen(ctx)
+            return
+        runs_on_thread = method == "tools/call" and self._tool_wants_thread(params)
+        if not runs_on_thread:
+            self._serve(ctx)
+            return
+        with self._state_lock:
+            self.in_flight[request_id] = ctx
+        thread = threading.Thread(target=self._serve, args=(ctx,), daemon=True,
+                                  name=f"mcpkit-call-{request_id}")
+        self._threads.add(thread)
+        thread.start()
+
+    def _tool_wants_thread(self, params: dict[str, Any]) -> bool:
+        tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+        return tool is not None and tool.context_param is not None
+
+    def _context_for(
+        self, request_id: jsonrpc.RequestId, method: str, params: dict[str, Any], reply: Send
+    ) -> Context | None:
+        """Decide the request's era, check it is allowed there, and build its context."""
+        meta = params.get("_meta")
+        modern_version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        if method == "initialize":
+            self._initialize(request_id, params, reply)
+            return None
+        if self.initialized:
+            if method in _MODERN_ONLY:
+                raise jsonrpc.MethodNotFound(method)
+            return Context(self, request_id, method, params, "legacy", self.protocol_version,
+                           self.client_capabilities, self.log_level, reply)
+        if modern_version is None:
+            if method == "ping":
+                return Context(self, request_id, method, params, "legacy",
+                               versions.LATEST_LEGACY_VERSION, {}, None, reply)
+            # Neither a handshake nor modern _meta: malformed either way (the spec: -32602).
+            raise InvalidParams(
+                f'{method} needs params._meta["{META_PROTOCOL_VERSION}"] and '
+                f'params._meta["{META_CLIENT_CAPABILITIES}"] (revision 2026-07-28), '
+                "or an initialize handshake first (earlier revisions)")
+        return self._modern_context(request_id, method, params, meta, modern_version, reply)
+
+    def _modern_context(self, request_id, method, params, meta, version, reply) -> Context:
+        # Checks in the order the spec's error table implies: shape, version, method.
+        capabilities = meta.get(META_CLIENT_CAPABILITIES)
+        if not isinstance(capabilities, dict):
+            raise InvalidParams(
+                f'params._meta["{META_CLIENT_CAPABILITIES}"] is required in 2026-07-28 '
+                "(an empty object if the client has none)")
+        if not isinstance(version, str) or versions.era_of(version) != "modern" \
+                or not versions.is_supported(version):
+            raise JsonRpcError(
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {version}",
+                {"supported": list(versions.SUPPORTED_VERSIONS), "requested": str(version)})
+        if method in _LEGACY_ONLY:
+            raise jsonrpc.MethodNotFound(method)
+        log_level = meta.get(META_LOG_LEVEL)
+        if log_level is not None and log_level not in versions.LOG_LEVELS:
+            raise InvalidParams(f"unknown log level {log_level!r}; one of "
+                                f"{', '.join(versions.LOG_LEVELS)}")
+        client_info = meta.get(META_CLIENT_INFO)
+        if client_info is not None and not isinstance(client_info, dict):
+            raise InvalidParams(f'params._meta["{META_CLIENT_INFO}"] must be an object')
+        return Context(self, request_id, method, params, "modern", version, capabilities,
+                       log_level, reply)
+
+    def _initialize(self, request_id: jsonrpc.RequestId, params: dict[str, Any],
+                    reply: Send) -> None:
+        if self.initialized:
+            reply(jsonrpc.error_response(request_id, jsonrpc.INVALID_REQUEST,
+                                             "initialize was already called on this connection"))
+            return
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            reply(jsonrpc.error_response(request_id, jsonrpc.INVALID_PARAMS,
+                                         'initialize needs a string "protocolVersion"'))
+            return
+        version = versions.negotiate_legacy(requested)
+        self.protocol_version = version
+        caps = params.get("capabilities")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
+        info = params.get("clientInfo")
+        self.client_info = info if isinstance(info, dict) else {}
+        self.initialized = True
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.server.capabilities(),
+            "serverInfo": self.server.info,
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        reply(jsonrpc.result_response(request_id, result))
+
+    def _serve(self, ctx: Context) -> None:
+        """Run one request and send its response (on the reader or a call thread)."""
+        request_id = ctx.request_id
+        try:
+            response = self._run(ctx)
+        finally:
+            with self._state_lock:
+                self.in_flight.pop(request_id, None)
+                self._threads.discard(threading.current_thread())
+        if ctx.cancelled.is_set():
+            return  # the spec: no response to a cancelled request
+        ctx._send(response)
+
+    def _run(self, ctx: Context) -> dict[str, Any]:
+        request_id, method, params = ctx.request_id, ctx.method, ctx.params
+        dispatcher = self.server.dispatcher
+        if ctx.era == "legacy":
+            try:
+                return dispatcher.call(request_id, method, params, ctx)
+            except mrtr.MissingClientCapability as exc:
+                result = content_mod.error_result(str(exc)).to_dict()
+                return jsonrpc.result_response(request_id, result)
+            except mrtr.InputRequired:  # pragma: no cover - legacy asks the client directly
+                raise
+        try:
+            if method in _MRTR_METHODS:
+                self._load_round_trip(ctx)
+            response = dispatcher.call(request_id, method, params, ctx)
+        except JsonRpcError as exc:
+            return jsonrpc.error_response_from(request_id, exc)
+        except mrtr.InputRequired as exc:
+            response = jsonrpc.result_response(request_id, self.input_required(ctx, exc))
+        except mrtr.MissingClientCapability as exc:
+            return jsonrpc.error_response(
+                request_id, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Server requires the {exc.capability} capability for this request",
+                {"requiredCapabilities": {exc.capability: {}}})
+        return self._modern_wrap(ctx, response)
+
+    def _modern_wrap(self, ctx: Context, response: dict[str, Any]) -> dict[str, Any]:
+        result = response.get("result")
+        if result is None:
+            return response
+        result.setdefault("resultType", "complete")
+        if "ttlMs" in result and ("requestState" in ctx.params or "inputResponses" in ctx.params):
+            result["ttlMs"] = 0  # the result of a round trip must not be cached
+        meta = result.setdefault("_meta", {})
+        meta[META_SERVER_INFO] = self.server.info
+        return response
+
+    def _load_round_trip(self, ctx: Context) -> None:
+        """Give the context the answers of earlier rounds (from a verified requestState)."""
+        params = ctx.params
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise InvalidParams('"inputResponses" must be an object keyed like inputRequests')
+        fingerprint = mrtr.request_fingerprint(ctx.method, params)
+        asked: dict[str, Any] = {}
+        if "requestState" in params:
+            payload = self.server.sealer.open(fingerprint, params["requestState"])
+            ctx._answers.update(payload.get("answers", {}))
+            ctx.state.update(payload.get("state", {}))
+            asked = payload.get("asked", {})
+        for key, value in (responses or {}).items():
+            # Only answers to questions this server asked count; extras are ignored.
+            if key in asked and isinstance(value, dict) and _answer_fits(asked[key], value):
+                ctx._answers[key] = value
+
+    def input_required(self, ctx: Context, exc: mrtr.InputRequired) -> dict[str, Any]:
+        payload = {
+            "answers": ctx._answers,
+            "state": ctx.state,
+            "asked": {k: v for k, v in exc.requests.items()},
+        }
+        state = self.server.sealer.seal(mrtr.request_fingerprint(ctx.method, ctx.params), payload)
+        return {"resultType": "input_required", "inputRequests": exc.requests,
+                "requestState": state}
+
+    # -- subscriptions and change notifications -------------------------------------------
+
+    def _listen(self, ctx: Context) -> None:
+        wanted = ctx.params.get("notifications")
+        if not isinstance(wanted, dict):
+            ctx._send(jsonrpc.error_response(ctx.request_id, jsonrpc.INVALID_PARAMS,
+                                             'subscriptions/listen needs a "notifications" object'))
+            return
+        # Acknowledge only what this server can deliver.
+        caps = self.server.capabilities()
+        accepted: dict[str, Any] = {}
+        for key, feature in (("toolsListChanged", "tools"), ("resourcesListChanged", "resources"),
+                             ("promptsListChanged", "prompts")):
+            if wanted.get(key) is True and feature in caps:
+                accepted[key] = True
+        uris = wanted.get("resourceSubscriptions")
+        if isinstance(uris, list) and "resources" in caps:
+            accepted["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        with self._state_lock:
+            self.listens[ctx.request_id] = _Listen(accepted, ctx._send)
+        ctx._send(jsonrpc.notification("notifications/subscriptions/acknowledged", {
+            "_meta": {META_SUBSCRIPTION_ID: ctx.request_id}, "notifications": accepted}))
+
+    def _end_listen(self, request_id: jsonrpc.RequestId, listen: _Listen) -> None:
+        listen.send(jsonrpc.result_response(request_id, {
+            "resultType": "complete",
+            "_meta": {META_SUBSCRIPTION_ID: request_id, META_SERVER_INFO: self.server.info},
+        }))
+
+    def list_changed(self, kind: str) -> None:
+        method = f"notifications/{kind}/list_changed"
+        if self.initialized:
+            self.send(jsonrpc.notification(method))
+        key = f"{kind}ListChanged"
+        for listen_id, listen in list(self.listens.items()):
+            if listen.wanted.get(key):
+                tag = {"_meta": {META_SUBSCRIPTION_ID: listen_id}}
+                listen.send(jsonrpc.notification(method, tag))
+
+    def resource_updated(self, uri: str) -> None:
+        method = "notifications/resources/updated"
+        if self.initialized and uri in self.subscriptions:
+            self.send(jsonrpc.notification(method, {"uri": uri}))
+        for listen_id, listen in list(self.listens.items()):
+            if uri in listen.wanted.get("resourceSubscriptions", ()):
+                listen.send(jsonrpc.notification(
+                    method, {"uri": uri, "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
+
+    # -- closing -------------------------------------------------------------------------
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop: cancel calls in flight, fail our pending requests, wait for call threads."""
+        with self._state_lock:
+            waiters = list(self._outgoing.values())
+            contexts = list(self.in_flight.values())
+            threads = list(self._threads)
+        for ctx in contexts:
+            ctx.cancelled.set()
+        for waiter in waiters:
+            waiter.event.set()
+        for thread in threads:
+            thread.join(timeout)
+        self.closed = True
+        self.server._forget(self)
+
+
+def _answer_fits(request: dict[str, Any], answer: dict[str, Any]) -> bool:
+    """Whether a client's answer is usable for the question asked (else: ask again)."""
+    if request.get("method") != "elicitation/create" or answer.get("action") != "accept":
+        return True
+    schema_ = request.get("params", {}).get("requestedSchema")
+    if not schema_:
+        return True
+    return not validation.compile_schema(schema_)(answer.get("content") or {})
+
+
+@dataclass
+class _Listen:
+    wanted: dict[str, Any]
+    send: Send
+
+
+@dataclass
+class _Waiter:
+    event: threading.Event = field(default_factory=threading.Event)
+    message: dict[str, Any] | None = None

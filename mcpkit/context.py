@@ -1,0 +1,155 @@
+"""The per-request context: what a handler knows about the request it serves.
+
+A :class:`Context` is made for every request. In the modern era (2026-07-28) it is the
+whole truth about the client, since version, capabilities and log level come with each
+request in ``params._meta``; in the legacy era it copies what the connection's
+``initialize`` handshake agreed.
+
+It is also how a tool talks back while it runs: log messages, progress, and questions to
+the client (elicitation, sampling, roots), which work in both eras: see :mod:`mcpkit.mrtr`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import jsonrpc, mrtr, versions
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .server import Server
+
+Send = Callable[[dict[str, Any]], None]
+
+
+class Context:
+    """What a handler knows about the request it is serving, and how it talks back.
+
+    Add a parameter annotated ``Context`` to a tool to get one. It can log, report
+    progress, notice cancellation, and ask the client for input (elicitation, sampling,
+    roots) in either era: see :mod:`mcpkit.mrtr` for how the modern era does that.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        request_id: jsonrpc.RequestId | None,
+        method: str,
+        params: dict[str, Any],
+        era: versions.Era,
+        version: str,
+        client_capabilities: dict[str, Any],
+        log_level: str | None,
+        send: Send,
+    ) -> None:
+        self.connection = connection
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.era = era
+        self.version = version
+        self.client_capabilities = client_capabilities
+        self.log_level = log_level
+        self._send = send
+        self.cancelled = threading.Event()
+        meta = params.get("_meta") or {}
+        self.progress_token = meta.get("progressToken")
+        # Modern round trips: answers known so far, and the tool's own saved state.
+        self._answers: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}
+        self._asked = itertools.count(1)
+
+    @property
+    def server(self) -> Server:
+        return self.connection.server
+
+    def client_supports(self, capability: str) -> bool:
+        return capability in self.client_capabilities
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send ``notifications/message`` if the client asked for this level."""
+        if self.era == "modern":
+            allowed = versions.log_level_allows(self.log_level, level)
+        else:
+            threshold = self.connection.log_level
+            allowed = threshold is None or versions.log_level_allows(threshold, level)
+        if not allowed:
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        self._send(jsonrpc.notification("notifications/message", params))
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None):
+        """Report progress, if the caller asked for it with a ``progressToken``."""
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._send(jsonrpc.notification("notifications/progress", params))
+
+    # -- asking the client ---------------------------------------------------------------
+
+    def ask(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        """Ask the client for several inputs at once: ``{key: (method, params)}``.
+
+        Returns ``{key: result}``. Each method needs its client capability
+        (:data:`mcpkit.mrtr.CAPABILITY_FOR_METHOD`).
+        """
+        for method, _ in requests.values():
+            capability = mrtr.CAPABILITY_FOR_METHOD.get(method)
+            if capability and not self.client_supports(capability):
+                raise mrtr.MissingClientCapability(capability)
+        if self.era == "legacy":
+            return {
+                key: self.connection.request_client(method, params)
+                for key, (method, params) in requests.items()
+            }
+        missing = {
+            key: {"method": method, "params": params}
+            for key, (method, params) in requests.items()
+            if key not in self._answers
+        }
+        if missing:
+            raise mrtr.InputRequired(missing)
+        return {key: self._answers[key] for key in requests}
+
+    def _one(self, prefix: str, key: str | None, method: str, params: dict[str, Any]) -> Any:
+        key = key or f"{prefix}_{next(self._asked)}"
+        return self.ask({key: (method, params)})[key]
+
+    def elicit(
+        self, message: str, requested_schema: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        """Ask the user to fill in a form. Returns the ElicitResult (``action``, ``content``)."""
+        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        if not versions.at_least(self.version, "2025-11-25"):
+            del params["mode"]
+        return self._one("elicitation", key, "elicitation/create", params)
+
+    def sample(
+        self,
+        prompt: str | list[dict[str, Any]],
+        max_tokens: int = 100,
+        key: str | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model for a completion. Returns the CreateMessageResult."""
+        if isinstance(prompt, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": prompt}}]
+        else:
+            messages = prompt
+        params = {"messages": messages, "maxTokens": max_tokens, **extra}
+        return self._one("sampling", key, "sampling/createMessage", params)
+
+    def list_roots(self, key: str | None = None) -> list[dict[str, Any]]:
+        """The client's roots (folders or URIs it lets the server look at)."""
+        return self._one("roots", key, "roots/list", {}).get("roots", [])
+
+
