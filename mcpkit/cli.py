@@ -1,4 +1,4 @@
-"""The ``mcpkit`` command: ``mcpkit serve TARGET`` runs a server over stdio."""
+"""The ``mcpkit`` command: ``mcpkit serve TARGET`` runs a server over stdio (or ``--http``)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
                        help="largest message accepted, in bytes (default 4 MiB)")
     serve.add_argument("--log-level", default=os.environ.get("MCPKIT_LOG_LEVEL", "WARNING"),
                        help="stderr log level (default WARNING)")
+    serve.add_argument("--http", action="store_true",
+                       help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="HTTP: address to bind (default 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="HTTP: port (default 8000)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="HTTP: worker processes (share MCPKIT_STATE_SECRET; default 1)")
     args = parser.parse_args(argv)
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
@@ -72,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     except TargetError as exc:
         print(f"mcpkit serve: {exc}", file=sys.stderr)
         return 2
+    if args.http:
+        from .transports.http import run_http
+
+        run_http(server, args.host, args.port, target=args.target, workers=args.workers,
+                 max_body_size=args.max_message_size, log_level=args.log_level)
+        return 0
     from .transports.stdio import serve_stdio
 
     serve_stdio(server, framing=args.framing, max_message_size=args.max_message_size)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import content as content_mod
-from . import jsonrpc, mrtr, validation, versions
+from . import jsonrpc, mrtr, versions
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
@@ -95,16 +95,21 @@ class Connection:
         with self._send_lock:
             self._raw_send(message)
 
-    def request_client(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send a request to the client and wait for its result (legacy era)."""
+    def request_client(self, method: str, params: dict[str, Any],
+                       send: Send | None = None) -> dict[str, Any]:
+        """Send a request to the client and wait for its result (legacy era).
+
+        ``send``: the channel of the request that asks (default: the connection's own).
+        """
+        send = send or self.send
         request_id = next(self._next_id)
         waiter = _Waiter()
         with self._state_lock:
             self._outgoing[request_id] = waiter
-        self.send(jsonrpc.request(request_id, method, params))
+        send(jsonrpc.request(request_id, method, params))
         try:
             if not waiter.event.wait(CLIENT_REQUEST_TIMEOUT_S):
-                self.send(jsonrpc.notification(
+                send(jsonrpc.notification(
                     "notifications/cancelled", {"requestId": request_id, "reason": "timeout"}))
                 raise TimeoutError(f"the client did not answer {method} in "
                                    f"{CLIENT_REQUEST_TIMEOUT_S:.0f} s")
@@ -390,9 +395,11 @@ class Connection:
             ctx.state.update(payload.get("state", {}))
             asked = payload.get("asked", {})
         for key, value in (responses or {}).items():
-            # Only answers to questions this server asked count; extras are ignored.
-            if key in asked and isinstance(value, dict) and _answer_fits(asked[key], value):
+            # Answers to questions this server asked count; the rest are only offered.
+            if key in asked and isinstance(value, dict) and mrtr.answer_fits(asked[key], value):
                 ctx._answers[key] = value
+            else:
+                ctx._offered[key] = value
 
     def input_required(self, ctx: Context, exc: mrtr.InputRequired) -> dict[str, Any]:
         payload = {
@@ -468,16 +475,6 @@ class Connection:
             thread.join(timeout)
         self.closed = True
         self.server._forget(self)
-
-
-def _answer_fits(request: dict[str, Any], answer: dict[str, Any]) -> bool:
-    """Whether a client's answer is usable for the question asked (else: ask again)."""
-    if request.get("method") != "elicitation/create" or answer.get("action") != "accept":
-        return True
-    schema_ = request.get("params", {}).get("requestedSchema")
-    if not schema_:
-        return True
-    return not validation.compile_schema(schema_)(answer.get("content") or {})
 
 
 @dataclass

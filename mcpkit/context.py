@@ -59,6 +59,7 @@ class Context:
         self.progress_token = meta.get("progressToken")
         # Modern round trips: answers known so far, and the tool's own saved state.
         self._answers: dict[str, Any] = {}
+        self._offered: dict[str, Any] = {}  # inputResponses no sealed state vouches for
         self.state: dict[str, Any] = {}
         self._asked = itertools.count(1)
 
@@ -107,10 +108,18 @@ class Context:
             if capability and not self.client_supports(capability):
                 raise mrtr.MissingClientCapability(capability)
         if self.era == "legacy":
+            # On the request's own channel (its HTTP response stream), as the spec advises.
             return {
-                key: self.connection.request_client(method, params)
+                key: self.connection.request_client(method, params, send=self._send)
                 for key, (method, params) in requests.items()
             }
+        for key, (method, params) in requests.items():
+            # An answer sent without requestState (so unsealed) still counts for a
+            # question the tool asks now, if it fits that question.
+            offered = self._offered.get(key)
+            if key not in self._answers and isinstance(offered, dict) and mrtr.answer_fits(
+                    {"method": method, "params": params}, offered):
+                self._answers[key] = offered
         missing = {
             key: {"method": method, "params": params}
             for key, (method, params) in requests.items()

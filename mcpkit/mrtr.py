@@ -27,6 +27,7 @@ import os
 import time
 from typing import Any
 
+from . import validation
 from .jsonrpc import InvalidParams
 
 # Which client capability each kind of input request needs.
@@ -116,3 +117,13 @@ class StateSealer:
         if body.get("exp", 0) < time.time():
             raise InvalidParams("requestState has expired: start the request again")
         return body["p"]
+
+
+def answer_fits(request: dict[str, Any], answer: dict[str, Any]) -> bool:
+    """Whether a client's answer is usable for the question asked (else: ask again)."""
+    if request.get("method") != "elicitation/create" or answer.get("action") != "accept":
+        return True
+    schema_ = request.get("params", {}).get("requestedSchema")
+    if not schema_:
+        return True
+    return not validation.compile_schema(schema_)(answer.get("content") or {})

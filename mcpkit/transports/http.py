@@ -1,0 +1,1155 @@
+"""Streamable HTTP: an mcpkit :class:`~mcpkit.server.Server` behind one endpoint, ``/mcp``.
+
+Theory of operation
+-------------------
+:class:`McpHttpApp` is a plain ASGI application (no web framework), so all of MCP's HTTP
+rules can be read in this one file. Every client message arrives as its own POST. The app
+first checks what HTTP alone can tell (path, ``Host`` and ``Origin``, bearer token,
+``Content-Type``, ``Accept``, body size), decodes one JSON-RPC message, decides which era
+it belongs to, and hands it to a :class:`~mcpkit.server.Connection`:
+
+- **modern** (2026-07-28): the ``MCP-Protocol-Version`` header or ``params._meta`` names a
+  modern revision. Stateless: the standard headers must repeat what the body says
+  (-32020 otherwise), and each POST gets a Connection of its own that lives exactly as
+  long as its response. Nothing is remembered between POSTs, so any worker process can
+  answer any request.
+- **legacy** (2025-11-25 and earlier): ``initialize`` opens a :class:`_Session`, which
+  keeps one Connection for the session's life under an unguessable ``Mcp-Session-Id``.
+  Messages the server sends outside any request (list changes, resource updates,
+  requests to the client) wait in the session until the client opens its GET stream.
+
+Where state lives: ``McpHttpApp._sessions`` (legacy sessions by id) and one
+:class:`_Outbox` per open response. The server answers from its own threads (a tool may
+block, or wait for the client), so replies cross into the event loop through the outbox.
+
+The first message out of the server picks the response's format. If it is the final
+response, the POST is answered with ``application/json`` (and, in the modern era, the
+status the spec gives its error code: 400, or 404 for an unknown method). If a
+notification (progress, log, a listen acknowledgment) or a request to the client comes
+first, the answer becomes an SSE stream that ends with the final response. In the modern
+era the client closing a stream cancels its request; in the legacy era it does not
+(there, cancelling is the ``notifications/cancelled`` message).
+
+Several processes
+-----------------
+Because a modern request carries everything it needs, several uvicorn workers behind one
+socket (or any load balancer) can serve the same server::
+
+    export MCPKIT_STATE_SECRET=$(openssl rand -hex 32)   # the same for every worker
+    python -m mcpkit.transports.http mcpkit.examples.everything:server --workers 4
+
+The one thing the workers must share is the key that seals ``requestState`` (an
+``input_required`` round may come back to another worker): ``MCPKIT_STATE_SECRET``
+(:func:`run_http` draws one for its workers when it is unset). What stays per process:
+a legacy session (route legacy clients by ``Mcp-Session-Id``, or run one worker), and a
+list change, which reaches the listen streams open on the worker where it happened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import binascii
+import contextlib
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .. import jsonrpc, versions
+from ..framing import DEFAULT_MAX_MESSAGE_SIZE, encode_ndjson
+
+if TYPE_CHECKING:
+    from ..server import Connection, Server
+
+log = logging.getLogger("mcpkit.http")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+AsgiSend = Callable[[dict[str, Any]], Awaitable[None]]
+
+DEFAULT_PATH = "/mcp"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+#: Host names (no port, no brackets) that reach this machine only.
+LOOPBACK_NAMES: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")
+KEEPALIVE_S = 15.0
+SESSION_IDLE_TIMEOUT_S = 3600.0
+#: Messages a legacy session keeps for a GET stream that is not open (yet).
+SESSION_BACKLOG = 1000
+
+H_VERSION = "mcp-protocol-version"
+H_SESSION = "mcp-session-id"
+H_METHOD = "mcp-method"
+H_NAME = "mcp-name"
+H_PARAM_PREFIX = "mcp-param-"
+
+# The body field that the Mcp-Name header repeats, per method (2026-07-28).
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+# 2026-07-28, streamable HTTP: the HTTP status of an error response, by JSON-RPC code.
+# Other errors (and every legacy error) travel with 200, as JSON-RPC over HTTP usually does.
+_MODERN_ERROR_STATUS = {
+    jsonrpc.PARSE_ERROR: 400,
+    jsonrpc.INVALID_REQUEST: 400,
+    jsonrpc.INVALID_PARAMS: 400,
+    jsonrpc.HEADER_MISMATCH: 400,
+    jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    jsonrpc.UNSUPPORTED_PROTOCOL_VERSION: 400,
+    jsonrpc.METHOD_NOT_FOUND: 404,
+}
+
+_BASE64_FORM = re.compile(r"=\?base64\?([^?]*)\?=")  # the sentinel is lowercase on purpose
+
+
+class HttpError(Exception):
+    """A request refused at the HTTP level: a status plus a JSON-RPC error for the body."""
+
+    def __init__(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        request_id: jsonrpc.RequestId | None = None,
+        data: Any = None,
+        headers: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+        self.data = data
+        self.headers = list(headers)
+
+
+class _ClientGone(Exception):
+    """The client disconnected while we were still reading its request."""
+
+
+# Markers that travel through an outbox next to messages.
+_DISCONNECTED = object()  # the client closed the connection
+_END = object()  # we are closing this response (session ended, app shutting down)
+_IDLE = object()  # nothing arrived within the keep-alive interval
+
+
+# -- header values ---------------------------------------------------------------------
+
+
+def encode_header_value(value: str | int | bool) -> str:
+    """A value as it travels in ``Mcp-Name`` or ``Mcp-Param-*`` (2026-07-28).
+
+    Integers are decimal, booleans ``true``/``false``; text that is not plain printable
+    ASCII, has leading or trailing blanks, or itself looks encoded goes as
+    ``=?base64?...?=`` (Base64 of its UTF-8 bytes).
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    plain = (value.isascii() and value.isprintable() and value == value.strip(" \t")
+             and not _BASE64_FORM.fullmatch(value))
+    if plain:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode()).decode("ascii") + "?="
+
+
+def decode_header_value(raw: str) -> str:
+    """The text a header value stands for. Raises ValueError for a broken Base64 form."""
+    match = _BASE64_FORM.fullmatch(raw)
+    if match is None:
+        return raw  # without both markers the value is literal, even if it looks like Base64
+    try:
+        return base64.b64decode(match.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise ValueError(f"{raw!r} is not valid =?base64?...?= (bad padding, "
+                         "characters outside Base64, or not UTF-8)") from None
+
+
+_HeaderParam = tuple[tuple[str, ...], str, Any]  # (argument path, header name, JSON type)
+
+
+def _header_params(schema: Any, path: tuple[str, ...] = ()) -> Iterator[_HeaderParam]:
+    """The ``x-mcp-header`` annotations of an input schema: (argument path, name, type).
+
+    Only properties reached through ``properties`` alone count (the spec's rule), so the
+    walk never enters ``items``, ``anyOf``, ``$ref`` and the like.
+    """
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return
+    for prop, sub in properties.items():
+        if not isinstance(sub, dict):
+            continue
+        name = sub.get("x-mcp-header")
+        if isinstance(name, str) and name:
+            yield path + (prop,), name, sub.get("type")
+        yield from _header_params(sub, path + (prop,))
+
+
+def _argument_at(arguments: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(arguments, dict):
+            return None
+        arguments = arguments.get(key)
+    return arguments
+
+
+def _param_matches(header_text: str, value: Any, schema_type: Any) -> bool:
+    if isinstance(value, bool):
+        return header_text == ("true" if value else "false")
+    if isinstance(value, int) and schema_type != "string":
+        try:
+            return int(header_text) == value  # integers compare as numbers: "007" is 7
+        except ValueError:
+            return False
+    return isinstance(value, str) and header_text == value
+
+
+# -- request headers -------------------------------------------------------------------
+
+
+class _Headers:
+    """A request's headers by lowercase name; repeated headers are joined with ", "."""
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
+        values: dict[str, list[str]] = {}
+        for name, value in raw:
+            # RFC 9110: optional whitespace around a field value is not part of it.
+            values.setdefault(name.decode("latin-1").lower(), []).append(
+                value.decode("latin-1").strip(" \t"))
+        # A repeated MCP header joins into "a, b", which then matches nothing in the body.
+        self._values = {name: ", ".join(vals) for name, vals in values.items()}
+
+    def get(self, name: str) -> str | None:
+        return self._values.get(name)
+
+
+def _media_types(value: str | None) -> list[str]:
+    """The media types of an Accept or Content-Type value, without parameters (q=0 dropped)."""
+    types = []
+    for item in (value or "").split(","):
+        media, *params = (part.strip().lower() for part in item.split(";"))
+        if media and not any(_refuses(p) for p in params):
+            types.append(media)
+    return types
+
+
+def _refuses(param: str) -> bool:
+    """Whether an Accept parameter is ``q=0`` ("not acceptable")."""
+    name, _, value = param.replace(" ", "").partition("=")
+    try:
+        return name == "q" and float(value) == 0
+    except ValueError:
+        return False
+
+
+def _accepts(headers: _Headers, media_type: str) -> bool:
+    accept = headers.get("accept")
+    if accept is None:
+        return True  # no Accept header: anything goes (RFC 9110)
+    family = media_type.split("/")[0] + "/*"
+    return any(m in (media_type, family, "*/*") for m in _media_types(accept))
+
+
+def _hostname(authority: str) -> str | None:
+    """``127.0.0.1:8000`` -> ``127.0.0.1``; ``[::1]:80`` -> ``::1``; None if malformed."""
+    try:
+        return urlsplit("//" + authority).hostname
+    except ValueError:
+        return None
+
+
+# -- responses -------------------------------------------------------------------------
+
+
+def _error_body(exc: HttpError) -> dict[str, Any]:
+    body = jsonrpc.error_response(exc.request_id, exc.code, exc.message, exc.data)
+    if exc.request_id is None:
+        del body["id"]  # MCP's schema: an error that answers no request has no id (not null)
+    return body
+
+
+async def _send_json(send: AsgiSend, status: int, message: dict[str, Any] | list[Any],
+                     headers: Iterable[tuple[str, str]] = ()) -> None:
+    body = encode_ndjson(message)
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((k.encode(), v.encode()) for k, v in headers),
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_empty(send: AsgiSend, status: int) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _start_sse(send: AsgiSend) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"text/event-stream"),
+        (b"cache-control", b"no-cache"),
+        # Reverse proxies (nginx) would otherwise hold events back until a buffer fills.
+        (b"x-accel-buffering", b"no"),
+    ]})
+
+
+def _sse_event(message: dict[str, Any] | list[Any]) -> bytes:
+    # encode_ndjson gives one line (JSON escapes newlines), so one data: field is enough.
+    return b"event: message\ndata: " + encode_ndjson(message) + b"\n"
+
+
+def _final_for(message: dict[str, Any] | list[Any]) -> Callable[[Any], bool]:
+    """How to recognise the answer that completes a POSTed request (or batch)."""
+    if isinstance(message, list):  # a batch: its responses come back as one array
+        return lambda item: isinstance(item, list)
+    request_id = message["id"]
+    return lambda item: (isinstance(item, dict) and "method" not in item
+                         and item.get("id") == request_id
+                         and ("result" in item or "error" in item))
+
+
+def _never(item: Any) -> bool:
+    return False
+
+
+# -- from server threads to the event loop --------------------------------------------
+
+
+class _Outbox:
+    """Messages for one HTTP response, handed from any thread to the event loop in order."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._getter: asyncio.Future[Any] | None = None
+        # What closing the app does to this response before ending it (e.g. end a listen
+        # with its result rather than just cutting the stream).
+        self.on_shutdown: Callable[[], None] | None = None
+
+    def put(self, message: Any) -> None:
+        """Queue a message (or a marker). Safe from any thread, and after the loop is gone."""
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
+        except RuntimeError:
+            pass  # the event loop has stopped: nobody can write this response any more
+
+    async def get(self, timeout: float | None = None) -> Any:
+        """The next item, or ``_IDLE`` after ``timeout`` seconds without one."""
+        # One pending get() survives a timeout: cancelling it could drop an item (3.11).
+        if self._getter is None:
+            self._getter = asyncio.ensure_future(self._queue.get())
+        done, _ = await asyncio.wait({self._getter}, timeout=timeout)
+        if not done:
+            return _IDLE
+        getter, self._getter = self._getter, None
+        return getter.result()
+
+    def shutdown(self) -> None:
+        if self.on_shutdown is not None:
+            self.on_shutdown()
+        self.put(_END)
+
+    def discard(self) -> None:
+        if self._getter is not None:
+            self._getter.cancel()
+
+
+# -- legacy sessions -------------------------------------------------------------------
+
+
+class _Session:
+    """One legacy session (2025-11-25 and earlier): its Connection and its GET stream."""
+
+    connection: Connection  # set right after: the Connection sends through push()
+
+    def __init__(self, session_id: str) -> None:
+        self.id = session_id
+        self.last_seen = time.monotonic()
+        self.ended = False
+        # POST responses in progress, by request id: ended early if the client cancels.
+        self.requests: dict[jsonrpc.RequestId, _Outbox] = {}
+        self._lock = threading.Lock()
+        self._stream: _Outbox | None = None
+        self._backlog: deque[dict[str, Any]] = deque(maxlen=SESSION_BACKLOG)
+
+    def push(self, message: dict[str, Any]) -> None:
+        """The Connection's own ``send``: messages that belong to no request (any thread)."""
+        with self._lock:
+            if self._stream is not None:
+                self._stream.put(message)
+            else:
+                self._backlog.append(message)
+
+    def attach(self, stream: _Outbox) -> bool:
+        """Make ``stream`` the session's GET stream; False if one is open already."""
+        with self._lock:
+            if self._stream is not None:
+                return False
+            self._stream = stream
+            while self._backlog:
+                stream.put(self._backlog.popleft())
+            return True
+
+    def detach(self, stream: _Outbox) -> None:
+        with self._lock:
+            if self._stream is stream:
+                self._stream = None
+
+    @property
+    def streaming(self) -> bool:
+        return self._stream is not None
+
+    def end_streams(self) -> None:
+        """End the session's open responses (on the event loop: ``requests`` lives there)."""
+        self.ended = True  # from now on its id answers 404
+        with self._lock:
+            streams = [self._stream, *self.requests.values()]
+        for stream in streams:
+            if stream is not None:
+                stream.put(_END)
+
+
+# -- the application -------------------------------------------------------------------
+
+
+class McpHttpApp:
+    """An ASGI application serving ``server`` over streamable HTTP at ``path``.
+
+    Security defaults suit a local server: only requests whose ``Host`` names this machine
+    (``localhost``, ``127.0.0.1``, ``[::1]``) and whose ``Origin``, if any, is on this
+    machine are served (DNS rebinding protection: a page from elsewhere that resolves its
+    own name to 127.0.0.1 still sends that name). Add the names clients really use with
+    ``allowed_hosts`` (port ignored; ``"*"`` turns the check off) and the web pages that
+    may call with ``allowed_origins`` (``scheme://host[:port]``, or a bare host name for
+    any scheme and port; ``"*"`` admits every origin). With ``token`` set, every request
+    needs ``Authorization: Bearer <token>``.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = DEFAULT_PATH,
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        token: str | None = None,
+        max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        keepalive_s: float = KEEPALIVE_S,
+        session_idle_timeout_s: float = SESSION_IDLE_TIMEOUT_S,
+        max_threads: int = 64,
+    ) -> None:
+        self.server = server
+        self.path = "/" + path.strip("/")
+        hosts = {h.lower().strip("[]") for h in (*LOOPBACK_NAMES, *(allowed_hosts or ()))}
+        self._hosts: set[str] | None = None if "*" in hosts else hosts
+        origins = [o.lower().rstrip("/") for o in (*LOOPBACK_NAMES, *(allowed_origins or ()))]
+        self._any_origin = "*" in origins
+        self._origins = {o for o in origins if "://" in o}
+        self._origin_hosts = {o.strip("[]") for o in origins if "://" not in o}
+        self._token = token.encode() if token else None
+        self.max_body_size = max_body_size
+        self.keepalive_s = keepalive_s
+        self.session_idle_timeout_s = session_idle_timeout_s
+        self._sessions: dict[str, _Session] = {}
+        self._streams: set[_Outbox] = set()
+        self._lock = threading.Lock()
+        # conn.receive may run a plain tool right there, so it never runs on the event loop.
+        self._executor = ThreadPoolExecutor(max_threads, thread_name_prefix="mcpkit-http")
+        self.closed = False
+
+    # -- ASGI entry ------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: AsgiSend) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return  # websockets are not part of MCP
+        try:
+            await self._http(scope, receive, send)
+        except HttpError as exc:
+            await _send_json(send, exc.status, _error_body(exc), exc.headers)
+        except _ClientGone:
+            pass
+
+    async def _lifespan(self, receive: Receive, send: AsgiSend) -> None:
+        while True:
+            event = await receive()
+            if event["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif event["type"] == "lifespan.shutdown":
+                self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: AsgiSend) -> None:
+        headers = _Headers(scope["headers"])
+        if scope["path"].rstrip("/") != self.path:
+            raise HttpError(404, jsonrpc.INVALID_REQUEST,
+                            f"No MCP endpoint at {scope['path']}; it is at {self.path}")
+        self._check_security(headers)
+        if self.closed:
+            raise HttpError(503, jsonrpc.INVALID_REQUEST, "The server is shutting down")
+        method = scope["method"]
+        if method == "POST":
+            await self._post(receive, send, headers)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            raise HttpError(405, jsonrpc.INVALID_REQUEST, f"{method} is not used by MCP",
+                            headers=[("allow", "GET, POST, DELETE")])
+
+    # -- checks every request passes -------------------------------------------------
+
+    def _check_security(self, headers: _Headers) -> None:
+        host = headers.get("host")
+        if self._hosts is not None and (host is None or _hostname(host) not in self._hosts):
+            raise HttpError(403, jsonrpc.INVALID_REQUEST,
+                            f"Host {host!r} is not allowed (DNS rebinding protection); "
+                            "start the server with allowed_hosts to serve other names")
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            raise HttpError(403, jsonrpc.INVALID_REQUEST,
+                            f"Origin {origin!r} is not allowed (DNS rebinding protection); "
+                            "start the server with allowed_origins to admit it")
+        if self._token is not None:
+            scheme, _, credentials = (headers.get("authorization") or "").partition(" ")
+            if scheme.lower() != "bearer" or not credentials:
+                raise HttpError(401, jsonrpc.INVALID_REQUEST,
+                                "This server needs Authorization: Bearer <token>",
+                                headers=[("www-authenticate", 'Bearer realm="mcp"')])
+            if not hmac.compare_digest(credentials.strip().encode(), self._token):
+                raise HttpError(401, jsonrpc.INVALID_REQUEST, "The bearer token is not valid",
+                                headers=[("www-authenticate",
+                                          'Bearer realm="mcp", error="invalid_token"')])
+
+    def _origin_allowed(self, origin: str) -> bool:
+        if self._any_origin or origin.lower().rstrip("/") in self._origins:
+            return True
+        try:
+            parts = urlsplit(origin)
+            name = parts.hostname
+        except ValueError:
+            return False
+        return parts.scheme in ("http", "https") and name in self._origin_hosts
+
+    async def _read_body(self, receive: Receive, headers: _Headers) -> bytes:
+        too_large = HttpError(413, jsonrpc.INVALID_REQUEST,
+                              f"Request body larger than {self.max_body_size} bytes")
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body_size:
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            event = await receive()
+            if event["type"] == "http.disconnect":
+                raise _ClientGone
+            chunk = event.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_size:
+                raise too_large
+            chunks.append(chunk)
+            if not event.get("more_body"):
+                return b"".join(chunks)
+
+    # -- POST: one client message ------------------------------------------------------
+
+    async def _post(self, receive: Receive, send: AsgiSend, headers: _Headers) -> None:
+        if "application/json" not in _media_types(headers.get("content-type")):
+            raise HttpError(415, jsonrpc.INVALID_REQUEST,
+                            "POST a JSON-RPC message with Content-Type: application/json")
+        if not (_accepts(headers, "application/json") and _accepts(headers, "text/event-stream")):
+            raise HttpError(406, jsonrpc.INVALID_REQUEST,
+                            "Accept must list both application/json and text/event-stream")
+        body = await self._read_body(receive, headers)
+        try:
+            message = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise HttpError(400, jsonrpc.PARSE_ERROR, f"Parse error: {exc}") from None
+        if isinstance(message, list):
+            await self._post_batch(receive, send, headers, message)
+            return
+        try:
+            kind = jsonrpc.classify(message)
+        except jsonrpc.JsonRpcError as exc:
+            raise HttpError(400, exc.code, exc.message, jsonrpc.request_id_of(message)) from None
+        if _era_of(message, headers) == "modern":
+            await self._post_modern(receive, send, headers, message, kind)
+        else:
+            await self._post_legacy(receive, send, headers, message, kind)
+
+    async def _post_modern(self, receive: Receive, send: AsgiSend, headers: _Headers,
+                           message: dict[str, Any], kind: str) -> None:
+        if kind in ("result", "error"):
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            "2026-07-28 servers send no requests, so there is nothing to answer")
+        if kind == "notification":
+            # The core defines no client notifications over HTTP: closing a stream cancels.
+            await _send_empty(send, 202)
+            return
+        request_id = message["id"]
+        if _meta_complete(message):  # an incomplete _meta is -32602, which comes first
+            problem = self._header_problem(headers, message)
+            if problem:
+                raise HttpError(400, jsonrpc.HEADER_MISMATCH, problem, request_id)
+        if message["method"] == "initialize":
+            # Sent as a modern request (its headers or _meta say so), where initialize does
+            # not exist; the Connection would otherwise start a legacy handshake.
+            raise HttpError(404, jsonrpc.METHOD_NOT_FOUND, "Method not found: initialize",
+                            request_id, {"method": "initialize"})
+        outbox = _Outbox(asyncio.get_running_loop())
+        connection = self.server.connect(outbox.put)
+        # At shutdown a listen ends with its result; a call is just cancelled.
+        outbox.on_shutdown = lambda: connection.cancel(request_id, respond=True)
+        try:
+            await self._answer(receive, send, connection, message, outbox, modern=True)
+        finally:
+            self._executor.submit(connection.close)
+
+    def _header_problem(self, headers: _Headers, message: dict[str, Any]) -> str | None:
+        """Why the standard headers disagree with the body (a -32020), or None."""
+        method = message["method"]
+        params = message.get("params") or {}
+        for name in (H_VERSION, H_METHOD, H_NAME):
+            value = headers.get(name)
+            if value is not None and not (value.isascii() and value.isprintable()):
+                return f"the {name} header has characters that are not printable ASCII"
+        version = headers.get(H_VERSION)
+        body_version = params["_meta"][versions.META_PROTOCOL_VERSION]
+        if version is None:
+            return "the MCP-Protocol-Version header is required"
+        if version != body_version:
+            return (f"MCP-Protocol-Version header {version!r} does not match "
+                    f'params._meta["{versions.META_PROTOCOL_VERSION}"] {body_version!r}')
+        header_method = headers.get(H_METHOD)
+        if header_method is None:
+            return "the Mcp-Method header is required"
+        if header_method != method:
+            return f"Mcp-Method header {header_method!r} does not match method {method!r}"
+        name_key = _NAME_PARAM.get(method)
+        if name_key is not None and isinstance(params.get(name_key), str):
+            raw = headers.get(H_NAME)
+            if raw is None:
+                return f"the Mcp-Name header is required for {method}"
+            try:
+                name = decode_header_value(raw)
+            except ValueError as exc:
+                return f"Mcp-Name: {exc}"
+            if name != params[name_key]:
+                return f"Mcp-Name header {name!r} does not match params.{name_key}"
+        if method == "tools/call":
+            return self._param_header_problem(headers, params)
+        return None
+
+    def _param_header_problem(self, headers: _Headers, params: dict[str, Any]) -> str | None:
+        tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+        if tool is None:
+            return None  # the server answers an unknown tool itself
+        arguments = params.get("arguments")
+        for path, name, schema_type in _header_params(tool.input_schema):
+            header = f"Mcp-Param-{name}"
+            raw = headers.get(H_PARAM_PREFIX + name.lower())
+            value = _argument_at(arguments, path)
+            if value is None:
+                if raw is not None:
+                    return f"{header} was sent but arguments.{'.'.join(path)} has no value"
+                continue
+            if raw is None:
+                return f"the {header} header is required: arguments.{'.'.join(path)} is set"
+            try:
+                text = decode_header_value(raw)
+            except ValueError as exc:
+                return f"{header}: {exc}"
+            if not _param_matches(text, value, schema_type):
+                return f"{header} header does not match arguments.{'.'.join(path)}"
+        return None
+
+    async def _post_legacy(self, receive: Receive, send: AsgiSend, headers: _Headers,
+                           message: dict[str, Any], kind: str) -> None:
+        request_id = message.get("id") if kind == "request" else None
+        session_id = headers.get(H_SESSION)
+        if session_id is None:
+            if kind == "request" and message["method"] == "initialize":
+                await self._initialize(send, message)
+                return
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            "Missing Mcp-Session-Id header: send initialize first "
+                            "(2025-11-25 and earlier), or put the per-request "
+                            f'params._meta["{versions.META_PROTOCOL_VERSION}"] on every '
+                            "request (2026-07-28)", request_id)
+        session = self._session(session_id, headers, request_id)
+        connection = session.connection
+        if kind != "request":
+            # A notification, or the client's answer to one of our requests: 202, no body.
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, connection.receive, message)
+            if message.get("method") == "notifications/cancelled":
+                # No response will come for a cancelled call, so end its POST response now.
+                cancelled = session.requests.get((message.get("params") or {}).get("requestId"))
+                if cancelled is not None:
+                    cancelled.put(_END)
+            await _send_empty(send, 202)
+            return
+        outbox = _Outbox(asyncio.get_running_loop())
+        session.requests[request_id] = outbox
+        try:
+            await self._answer(receive, send, connection, message, outbox, modern=False)
+        finally:
+            session.requests.pop(request_id, None)
+
+    async def _post_batch(self, receive: Receive, send: AsgiSend, headers: _Headers,
+                          batch: list[Any]) -> None:
+        """A JSON-RPC batch, which only revision 2025-03-26 has (so: inside such a session)."""
+        session_id = headers.get(H_SESSION)
+        session = self._session(session_id, headers) if session_id is not None else None
+        if not batch or session is None or session.connection.protocol_version != "2025-03-26":
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            "A JSON-RPC batch must be non-empty and sent in a session of "
+                            "revision 2025-03-26, the only one with batches; otherwise send "
+                            "one message per POST")
+        answered = False  # whether anything in it gets a response (as the Connection counts)
+        for item in batch:
+            try:
+                answered |= jsonrpc.classify(item) == "request"
+            except jsonrpc.JsonRpcError:
+                answered = True
+        if not answered:  # notifications and responses only
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, session.connection.receive, batch)
+            await _send_empty(send, 202)
+            return
+        outbox = _Outbox(asyncio.get_running_loop())
+        await self._answer(receive, send, session.connection, batch, outbox, modern=False)
+
+    async def _initialize(self, send: AsgiSend, message: dict[str, Any]) -> None:
+        self._purge_idle_sessions()
+        session = _Session(secrets.token_urlsafe(32))  # 256 random bits, URL-safe ASCII
+        connection = self.server.connect(session.push)
+        session.connection = connection
+        replies: list[dict[str, Any]] = []
+        # initialize is answered inline (no tool runs), so collecting the replies is enough.
+        await asyncio.get_running_loop().run_in_executor(
+            self._executor, connection.receive, message, replies.append)
+        response = next(filter(_final_for(message), replies), None)
+        if response is None or "error" in response:
+            self._executor.submit(connection.close)
+            await _send_json(send, 200, response or jsonrpc.error_response(
+                message["id"], jsonrpc.INTERNAL_ERROR, "initialize produced no response"))
+            return
+        with self._lock:
+            self._sessions[session.id] = session
+        await _send_json(send, 200, response, [(H_SESSION, session.id)])
+
+    def _session(self, session_id: str, headers: _Headers,
+                 request_id: jsonrpc.RequestId | None = None) -> _Session:
+        """The live session a request names, or the HTTP error the spec gives."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is None or session.ended:
+            raise HttpError(404, jsonrpc.INVALID_REQUEST,
+                            "Session not found (it ended or never existed): initialize again",
+                            request_id)
+        session.last_seen = time.monotonic()
+        version = headers.get(H_VERSION)
+        negotiated = session.connection.protocol_version
+        # The header is optional (absent means 2025-03-26); when sent it must be the one
+        # this session negotiated.
+        if version is not None and version != negotiated:
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            f"MCP-Protocol-Version {version!r} is not the version this session "
+                            f"negotiated ({negotiated})", request_id)
+        return session
+
+    def _purge_idle_sessions(self) -> None:
+        cutoff = time.monotonic() - self.session_idle_timeout_s
+        with self._lock:
+            idle = [s for s in self._sessions.values()
+                    if s.last_seen < cutoff and not s.requests and not s.streaming]
+            for session in idle:
+                del self._sessions[session.id]
+        for session in idle:
+            log.info("ending idle session %s...", session.id[:8])
+            session.ended = True
+            self._executor.submit(session.connection.close)
+
+    # -- GET and DELETE (legacy sessions only) ------------------------------------------
+
+    async def _get(self, receive: Receive, send: AsgiSend, headers: _Headers) -> None:
+        session_id = headers.get(H_SESSION)
+        if session_id is None:
+            raise HttpError(405, jsonrpc.INVALID_REQUEST,
+                            "GET opens a session's server-to-client stream (2025-11-25 and "
+                            "earlier) and needs Mcp-Session-Id; 2026-07-28 uses "
+                            "subscriptions/listen instead", headers=[("allow", "POST")])
+        if not _accepts(headers, "text/event-stream"):
+            raise HttpError(406, jsonrpc.INVALID_REQUEST, "Accept must list text/event-stream")
+        session = self._session(session_id, headers)
+        outbox = _Outbox(asyncio.get_running_loop())
+        if not session.attach(outbox):
+            raise HttpError(409, jsonrpc.INVALID_REQUEST,
+                            "This session already has its GET stream open")
+        try:
+            async with self._open(receive, outbox):
+                await self._stream(send, outbox, None, _never)
+        finally:
+            session.detach(outbox)
+
+    async def _delete(self, send: AsgiSend, headers: _Headers) -> None:
+        session_id = headers.get(H_SESSION)
+        if session_id is None:
+            raise HttpError(405, jsonrpc.INVALID_REQUEST,
+                            "DELETE ends a session and needs Mcp-Session-Id",
+                            headers=[("allow", "POST")])
+        session = self._session(session_id, headers)
+        with self._lock:
+            self._sessions.pop(session.id, None)
+        session.end_streams()
+        self._executor.submit(session.connection.close)
+        await _send_empty(send, 204)
+
+    # -- answering a request -------------------------------------------------------------
+
+    async def _answer(self, receive: Receive, send: AsgiSend, connection: Connection,
+                      message: dict[str, Any] | list[Any], outbox: _Outbox, *,
+                      modern: bool) -> None:
+        """Feed one request (or batch) to ``connection``; write what comes out as the response."""
+        self._executor.submit(_receive, connection, message, outbox.put)
+        is_final = _final_for(message)
+        answered = False
+        try:
+            async with self._open(receive, outbox):
+                first = await outbox.get()
+                if is_final(first):
+                    status = 200
+                    if modern and "error" in first:
+                        status = _MODERN_ERROR_STATUS.get(first["error"].get("code"), 200)
+                    await _send_json(send, status, first)
+                    answered = True
+                elif first is not _DISCONNECTED:
+                    answered = is_final(await self._stream(send, outbox, first, is_final))
+        finally:
+            if modern and not answered:
+                # 2026-07-28: a client that closes the stream cancels its request (and a
+                # listen ends); so does our own shutdown. Unknown ids are ignored.
+                connection.cancel(message["id"])  # modern messages are never batches
+
+    @contextlib.asynccontextmanager
+    async def _open(self, receive: Receive, outbox: _Outbox) -> AsyncIterator[None]:
+        """While a response is open: notice the client leaving, and let close() end it."""
+        watcher = asyncio.ensure_future(_watch_disconnect(receive, outbox))
+        with self._lock:
+            self._streams.add(outbox)
+        try:
+            yield
+        finally:
+            watcher.cancel()
+            outbox.discard()
+            with self._lock:
+                self._streams.discard(outbox)
+
+    async def _stream(self, send: AsgiSend, outbox: _Outbox, first: Any,
+                      is_final: Callable[[Any], bool]) -> Any:
+        """Write an SSE response until ``is_final`` says a message completes it, the
+        client leaves or the response is ended. Returns what ended it."""
+        await _start_sse(send)
+        item = first
+        try:
+            while item is not _DISCONNECTED and item is not _END:
+                if item is _IDLE:
+                    # A comment line: keeps proxies from timing the stream out, and lets
+                    # us notice a client that went away.
+                    await send({"type": "http.response.body", "body": b": keepalive\n\n",
+                                "more_body": True})
+                elif item is not None:
+                    await send({"type": "http.response.body", "body": _sse_event(item),
+                                "more_body": True})
+                    if is_final(item):
+                        return item
+                item = await outbox.get(self.keepalive_s)
+            return item
+        finally:
+            try:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            except OSError:
+                pass  # the client is gone: nothing left to end
+
+    # -- shutting down -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End every open stream and session. Call it before stopping the HTTP server, so
+        that long-lived streams (listen, GET) do not hold the shutdown up."""
+        if self.closed:
+            return
+        self.closed = True
+        with self._lock:
+            streams = list(self._streams)
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for stream in streams:  # every open response, the sessions' included
+            stream.shutdown()
+        for session in sessions:
+            session.ended = True
+            self._executor.submit(session.connection.close)
+        self._executor.shutdown(wait=False)
+
+
+def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None]
+             ) -> None:
+    """``connection.receive`` on an executor thread: a bug must not leave the client waiting."""
+    try:
+        connection.receive(message, reply)
+    except Exception:
+        log.exception("the server failed on %s", message.get("method"))
+        reply(jsonrpc.error_response(message.get("id"), jsonrpc.INTERNAL_ERROR,
+                                     "Internal error; the server log has the details"))
+
+
+async def _watch_disconnect(receive: Receive, outbox: _Outbox) -> None:
+    """Tell the outbox when the client goes away (the body has been read by now)."""
+    while True:
+        event = await receive()
+        if event["type"] == "http.disconnect":
+            outbox.put(_DISCONNECTED)
+            return
+
+
+def _meta_complete(message: dict[str, Any]) -> bool:
+    """Whether the request has the ``_meta`` fields every modern request must carry."""
+    meta = (message.get("params") or {}).get("_meta")
+    return (isinstance(meta, dict) and versions.META_PROTOCOL_VERSION in meta
+            and versions.META_CLIENT_CAPABILITIES in meta)
+
+
+def _era_of(message: dict[str, Any], headers: _Headers) -> versions.Era:
+    """Which era a POSTed message belongs to (a dual-era endpoint serves both).
+
+    The header is the strongest sign; then a session id; then the body's ``_meta``. A
+    message with none of them is legacy only if it is ``initialize``; anything else is a
+    modern request with its ``_meta`` missing, which the server answers with -32602.
+    """
+    version = headers.get(H_VERSION)
+    if version is not None and versions.era_of(version) == "modern":
+        return "modern"
+    if headers.get(H_SESSION) is not None:
+        return "legacy"
+    meta = (message.get("params") or {}).get("_meta") if "method" in message else None
+    if isinstance(meta, dict) and versions.META_PROTOCOL_VERSION in meta:
+        return "modern"
+    if message.get("method") == "initialize" or version is not None:
+        return "legacy"
+    return "modern"
+
+
+# -- running it ------------------------------------------------------------------------
+
+
+def create_app(server: Server, **options: Any) -> McpHttpApp:
+    """The ASGI application for ``server`` (options: see :class:`McpHttpApp`)."""
+    return McpHttpApp(server, **options)
+
+
+def _with_bind_host(host: str, allowed_hosts: Iterable[str] | None) -> list[str]:
+    """Serving a specific address means clients may use it as Host: allow it too."""
+    extra = list(allowed_hosts or ())
+    if host not in ("0.0.0.0", "::", "") and host not in LOOPBACK_NAMES:
+        extra.append(host)
+    return extra
+
+
+def _uvicorn_server(app: McpHttpApp, **config: Any) -> Any:
+    """A uvicorn server that ends the app's streams as its shutdown begins.
+
+    uvicorn waits for open responses before it tells the app (lifespan) to stop, and a
+    listen or GET stream never ends by itself.
+    """
+    import uvicorn  # only when HTTP is used: keeps `import mcpkit` light
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.close()
+            await super().shutdown(sockets)
+
+    return Server(uvicorn.Config(app, **config))
+
+
+class HttpServerThread:
+    """An MCP server over HTTP under uvicorn, on a background thread.
+
+    For notebooks and tests (the notebook's own event loop stays free)::
+
+        with HttpServerThread(server) as http:      # port 0: a free port is picked
+            print(http.url)                          # http://127.0.0.1:PORT/mcp
+    """
+
+    def __init__(self, server: Server, host: str = DEFAULT_HOST, port: int = 0, *,
+                 log_level: str = "warning", **options: Any) -> None:
+        options["allowed_hosts"] = _with_bind_host(host, options.get("allowed_hosts"))
+        self.app = McpHttpApp(server, **options)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self.host = host
+        self.port = self._socket.getsockname()[1]
+        self._uvicorn = _uvicorn_server(self.app, log_level=log_level, lifespan="off",
+                                        timeout_graceful_shutdown=2)
+        self._thread = threading.Thread(target=self._uvicorn.run,
+                                        kwargs={"sockets": [self._socket]},
+                                        name=f"mcpkit-http-{self.port}", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.app.path}"
+
+    def start(self, timeout: float = 10.0) -> HttpServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._uvicorn.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the HTTP server did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop uvicorn (open streams end first) and wait for its thread."""
+        self._uvicorn.should_exit = True
+        self._thread.join(timeout)
+        self._socket.close()
+
+    def __enter__(self) -> HttpServerThread:
+        return self.start() if not self._thread.is_alive() else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_in_thread(server: Server, host: str = DEFAULT_HOST, port: int = 0,
+                    **options: Any) -> HttpServerThread:
+    """Start serving ``server`` on a background thread; ``.url`` says where, ``.stop()``."""
+    return HttpServerThread(server, host, port, **options).start()
+
+
+_ENV_TARGET = "MCPKIT_HTTP_TARGET"
+_ENV_OPTIONS = "MCPKIT_HTTP_OPTIONS"
+
+
+def run_http(
+    server: Server | None,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    target: str | None = None,
+    workers: int = 1,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    allowed_origins: Iterable[str] | None = None,
+    max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    log_level: str = "info",
+) -> None:
+    """Serve over HTTP until interrupted (``mcpkit serve TARGET --http``).
+
+    ``workers > 1`` starts that many uvicorn processes on one socket. Each imports
+    ``target`` (``module:attribute`` or ``path.py:attribute``) itself, so ``target`` is
+    needed then, and every worker must seal ``requestState`` with the same secret: set
+    ``MCPKIT_STATE_SECRET`` (one is drawn here and passed down when it is unset). Modern
+    (2026-07-28) requests are stateless and any worker answers any of them; a legacy
+    session lives in the worker that created it, so legacy clients need one worker or a
+    balancer that routes by ``Mcp-Session-Id``.
+
+    Bound to another address than loopback (``host="0.0.0.0"``), the server still answers
+    only requests whose ``Host`` is this machine's loopback name or the bound address: list
+    the names clients use in ``allowed_hosts``, and set a ``token``.
+    """
+    import uvicorn
+
+    token = token if token is not None else os.environ.get("MCPKIT_HTTP_TOKEN") or None
+    options = {
+        "token": token,
+        "allowed_hosts": _with_bind_host(host, allowed_hosts),
+        "allowed_origins": list(allowed_origins) if allowed_origins else None,
+        "max_body_size": max_body_size,
+    }
+    if host not in LOOPBACK_NAMES:
+        log.warning("serving on %s: reachable from other machines%s", host,
+                    "" if token else " without a token (pass token=... or MCPKIT_HTTP_TOKEN)")
+    common = {"host": host, "port": port, "log_level": log_level.lower(),
+              "timeout_graceful_shutdown": 3}
+    if workers <= 1:
+        if server is None:
+            from ..cli import load_target
+
+            server = load_target(target or "")
+        try:
+            _uvicorn_server(McpHttpApp(server, **options), lifespan="on", **common).run()
+        except KeyboardInterrupt:
+            pass  # uvicorn re-raises Ctrl+C once it has shut down cleanly
+        return
+    if not target:
+        raise ValueError("several workers each import the server: pass target='module:attr'")
+    if not os.environ.get("MCPKIT_STATE_SECRET"):
+        os.environ["MCPKIT_STATE_SECRET"] = secrets.token_urlsafe(32)
+    os.environ[_ENV_TARGET] = target
+    os.environ[_ENV_OPTIONS] = json.dumps(options)
+    uvicorn.run("mcpkit.transports.http:app_from_env", factory=True, workers=workers,
+                lifespan="on", **common)
+
+
+def app_from_env() -> McpHttpApp:
+    """The app a uvicorn worker builds (``run_http`` with ``workers > 1`` sets the env)."""
+    from ..cli import load_target
+
+    options = json.loads(os.environ.get(_ENV_OPTIONS) or "{}")
+    return McpHttpApp(load_target(os.environ[_ENV_TARGET]), **options)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mcpkit.transports.http TARGET [--host H] [--port N] [--workers N]``."""
+    parser = argparse.ArgumentParser(prog="python -m mcpkit.transports.http",
+                                     description=run_http.__doc__)
+    parser.add_argument("target", help="module:attribute or path/to/server.py[:attribute]")
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--token", help="require this bearer token (or MCPKIT_HTTP_TOKEN)")
+    parser.add_argument("--allow-host", action="append", dest="allowed_hosts",
+                        help="a Host name to serve besides this machine's (repeatable)")
+    parser.add_argument("--allow-origin", action="append", dest="allowed_origins",
+                        help="an Origin to admit, e.g. https://app.example (repeatable)")
+    parser.add_argument("--log-level", default="warning")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from ..cli import TargetError, load_target
+
+    try:
+        server = load_target(args.target) if args.workers <= 1 else None
+    except TargetError as exc:
+        print(f"mcpkit http: {exc}", file=sys.stderr)
+        return 2
+    run_http(server, args.host, args.port, target=args.target, workers=args.workers,
+             token=args.token, allowed_hosts=args.allowed_hosts,
+             allowed_origins=args.allowed_origins, log_level=args.log_level)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,654 @@
+"""Streamable HTTP (mcpkit.transports.http) with a real uvicorn on 127.0.0.1 and httpx.
+
+Both eras on one endpoint, JSON and SSE answers, the standard and custom headers,
+cancellation by disconnect, legacy sessions and their GET stream, the security checks,
+and two uvicorn workers sharing a requestState secret.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import validate_emitted
+
+from mcpkit import Context, Server
+from mcpkit.examples import everything
+from mcpkit.transports.http import (
+    HttpServerThread,
+    decode_header_value,
+    encode_header_value,
+)
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def meta(caps: dict | None = None, **extra: Any) -> dict[str, Any]:
+    return {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": caps or {}, **extra}
+
+
+def modern(method: str, params: dict | None = None, *, id: int | str = 1,
+           caps: dict | None = None, headers: dict | None = None,
+           **meta_extra: Any) -> tuple[dict, dict]:
+    """A modern request body and the headers a conforming client sends with it."""
+    params = {**(params or {}), "_meta": meta(caps, **meta_extra)}
+    h = {"content-type": "application/json", "accept": ACCEPT,
+         "mcp-protocol-version": MODERN, "mcp-method": method}
+    name_key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+    if name_key and name_key in params:
+        h["mcp-name"] = encode_header_value(params[name_key])
+    for key, value in (headers or {}).items():
+        h.pop(key.lower(), None)
+        if value is not None:
+            h[key.lower()] = value
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}, h
+
+
+def post(url: str, body: Any, headers: dict, **kw: Any) -> httpx.Response:
+    """POST one message; every message of the answer is checked against the spec's schema."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    response = httpx.post(url, content=data, headers=headers, timeout=10, **kw)
+    if response.content and isinstance(body, dict):
+        legacy = "mcp-session-id" in headers or body.get("method") == "initialize"
+        for message in messages(response):
+            validate_emitted(LEGACY if legacy else MODERN, message, body.get("method"))
+    return response
+
+
+def sse_messages(lines: Iterable[str]) -> Iterator[dict]:
+    for line in lines:
+        if line.startswith("data:"):
+            yield json.loads(line[5:])
+
+
+def messages(response: httpx.Response) -> list[dict]:
+    """Every JSON-RPC message of a JSON or SSE answer."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        return list(sse_messages(response.text.splitlines()))
+    return [response.json()]
+
+
+def call(url: str, name: str, arguments: dict | None = None, **kw: Any) -> httpx.Response:
+    return post(url, *modern("tools/call", {"name": name, "arguments": arguments or {}}, **kw))
+
+
+def text_of(message: dict) -> str:
+    return message["result"]["content"][0]["text"]
+
+
+class Legacy:
+    """A 2025-11-25 client session over raw HTTP."""
+
+    def __init__(self, url: str, caps: dict | None = None, version: str = LEGACY) -> None:
+        self.url = url
+        self.version = version
+        self._ids = iter(range(1, 10_000))
+        r = post(url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": caps or {},
+            "clientInfo": {"name": "test", "version": "1"}}},
+            {"content-type": "application/json", "accept": ACCEPT})
+        assert r.status_code == 200, r.text
+        self.init = r.json()
+        self.id = r.headers["mcp-session-id"]
+        r = self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert r.status_code == 202
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"content-type": "application/json", "accept": ACCEPT,
+                "mcp-session-id": self.id, "mcp-protocol-version": self.version}
+
+    def post(self, body: Any, **headers: Any) -> httpx.Response:
+        return post(self.url, body, {**self.headers, **headers})
+
+    def request(self, method: str, params: dict | None = None) -> httpx.Response:
+        return self.post({"jsonrpc": "2.0", "id": next(self._ids), "method": method,
+                          "params": params or {}})
+
+
+def stream_in_thread(method: str, url: str, headers: dict, body: Any = None
+                     ) -> tuple[queue.Queue, threading.Thread, dict]:
+    """Read an answer (SSE or JSON) on a thread; messages arrive on the queue, then None.
+
+    ``control["close"]`` set: the reader drops the connection after its next message.
+    """
+    out: queue.Queue = queue.Queue()
+    control: dict[str, Any] = {"close": False, "status": None}
+
+    def run() -> None:
+        try:
+            with httpx.Client(timeout=httpx.Timeout(10, read=20)) as client:
+                kwargs = {"content": json.dumps(body).encode()} if body is not None else {}
+                with client.stream(method, url, headers=headers, **kwargs) as r:
+                    control["status"] = r.status_code
+                    if r.headers.get("content-type") == "application/json":
+                        out.put(json.loads(r.read()))
+                        return
+                    for message in sse_messages(r.iter_lines()):
+                        out.put(message)
+                        if control["close"]:
+                            return
+        except httpx.HTTPError as exc:
+            control["error"] = exc
+        finally:
+            out.put(None)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return out, thread, control
+
+
+def wait_for(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+# -- servers ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with HttpServerThread(everything.server) as http:
+        yield http.url
+
+
+lab = Server("lab", "1.0.0")
+cancelled = threading.Event()
+barrier = threading.Barrier(3)
+
+
+@lab.tool
+def slow(ctx: Context) -> str:
+    """Reports progress, then waits until cancelled (or 10 s)."""
+    ctx.progress(0, 1)
+    if ctx.cancelled.wait(10):
+        cancelled.set()
+        return "cancelled"
+    return "finished"
+
+
+@lab.tool
+def meet() -> str:
+    """Returns only when three calls are running at the same time."""
+    barrier.wait(timeout=5)
+    return "met"
+
+
+@lab.tool
+def echo(text: str) -> str:
+    """Echoes its argument."""
+    return text
+
+
+@pytest.fixture(scope="module")
+def lab_url() -> Iterator[str]:
+    with HttpServerThread(lab) as http:
+        yield http.url
+
+
+# -- modern era (2026-07-28) ------------------------------------------------------------
+
+
+def test_discover_is_answered_as_json(url: str) -> None:
+    r = post(url, *modern("server/discover"))
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "application/json"
+    result = r.json()["result"]
+    assert MODERN in result["supportedVersions"] and result["resultType"] == "complete"
+    assert "mcp-session-id" not in r.headers  # the modern era never mints a session
+
+
+def test_progress_comes_on_an_sse_stream_before_the_result(url: str) -> None:
+    r = call(url, "test_tool_with_progress", progressToken="p1")
+    assert r.headers["content-type"] == "text/event-stream"
+    assert r.headers["x-accel-buffering"] == "no"
+    *notes, final = messages(r)
+    assert [n["params"]["progress"] for n in notes] == [0, 50, 100]
+    assert all(n["params"]["progressToken"] == "p1" for n in notes)
+    assert text_of(final) == "p1"
+
+
+def test_log_messages_only_when_the_request_asks_for_a_level(url: str) -> None:
+    quiet = call(url, "test_tool_with_logging")
+    assert quiet.headers["content-type"] == "application/json"
+    loud = messages(call(url, "test_tool_with_logging",
+                         **{"io.modelcontextprotocol/logLevel": "info"}))
+    assert [m["params"]["data"] for m in loud[:-1]] == [
+        "Tool execution started", "Tool processing data", "Tool execution completed"]
+
+
+def test_missing_meta_is_400_invalid_params(url: str) -> None:
+    body, headers = modern("server/discover", id=7)
+    del body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    r = post(url, body, headers)
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32602 and r.json()["id"] == 7
+
+
+@pytest.mark.parametrize("headers", [
+    {"mcp-protocol-version": None},
+    {"mcp-protocol-version": "2099-01-01"},
+    {"mcp-method": None},
+    {"mcp-method": "TOOLS/LIST"},
+    {"mcp-method": "tools/list, prompts/list"},
+], ids=["no-version", "other-version", "no-method", "method-case", "method-twice"])
+def test_standard_headers_must_match_the_body(url: str, headers: dict) -> None:
+    r = post(url, *modern("tools/list", id="h", headers=headers))
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32020 and r.json()["id"] == "h"
+
+
+def test_mcp_name_is_checked_and_may_be_base64(url: str) -> None:
+    params = {"name": "test_simple_text", "arguments": {}}
+    wrong = post(url, *modern("tools/call", params, headers={"mcp-name": "other"}))
+    assert wrong.status_code == 400 and wrong.json()["error"]["code"] == -32020
+    missing = post(url, *modern("tools/call", params, headers={"mcp-name": None}))
+    assert missing.json()["error"]["code"] == -32020
+    encoded = "=?base64?dGVzdF9zaW1wbGVfdGV4dA==?="  # "test_simple_text"
+    ok = post(url, *modern("tools/call", params, headers={"mcp-name": encoded}))
+    assert text_of(ok.json()) == "This is a simple text response for testing."
+    # Optional whitespace around a value is not part of it (httpx will not send it).
+    body, headers = modern("tools/call", params, headers={"mcp-name": "  test_simple_text "})
+    parts = httpx.URL(url)
+    conn = http.client.HTTPConnection(parts.host, parts.port, timeout=10)
+    conn.request("POST", parts.path, json.dumps(body), headers)
+    assert conn.getresponse().status == 200
+    conn.close()
+
+
+@pytest.mark.parametrize(("header", "ok"), [
+    ("Zürich", None),  # replaced by its encoded form below
+    ("=?base64?WsO8cmljaA==?=", True),
+    ("=?base64?WsO8cmljaA?=", False),  # bad padding
+    ("=?base64?W$O8cmljaA==?=", False),  # not Base64
+    ("Zurich", False),
+    (None, False),
+], ids=["encoded", "base64", "bad-padding", "bad-chars", "mismatch", "missing"])
+def test_custom_param_headers(url: str, header: str | None, ok: bool | None) -> None:
+    if ok is None:
+        header, ok = encode_header_value("Zürich"), True
+    r = call(url, "test_x_mcp_header", {"region": "Zürich"},
+             headers={"mcp-param-region": header})
+    if ok:
+        assert text_of(r.json()) == "Region: Zürich"
+    else:
+        assert r.status_code == 400 and r.json()["error"]["code"] == -32020
+
+
+def test_header_values_round_trip() -> None:
+    for value in ("plain", "Zürich", " padded ", "=?base64?abc?=", "tab\there", "日本"):
+        encoded = encode_header_value(value)
+        assert encoded.isascii() and encoded.isprintable()
+        assert decode_header_value(encoded) == value
+    assert encode_header_value(True) == "true" and encode_header_value(42) == "42"
+    assert decode_header_value("=?base64?abc") == "=?base64?abc"  # no suffix: literal
+
+
+def test_unsupported_version_is_400_with_the_supported_list(url: str) -> None:
+    body, headers = modern("server/discover", headers={"mcp-protocol-version": "v9"})
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "v9"
+    r = post(url, body, headers)
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["code"] == -32022 and error["data"]["requested"] == "v9"
+    assert MODERN in error["data"]["supported"]
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel", "no/such"])
+def test_unknown_and_legacy_only_methods_are_404(url: str, method: str) -> None:
+    r = post(url, *modern(method, id=41))
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == -32601 and r.json()["id"] == 41
+
+
+def test_missing_client_capability_is_400(url: str) -> None:
+    r = call(url, "test_missing_capability")
+    assert r.status_code == 400
+    assert r.json()["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+
+
+def test_input_required_round_trip_and_tampered_state(url: str) -> None:
+    caps = {"elicitation": {}}
+    first = call(url, "test_input_required_result_elicitation", caps=caps).json()["result"]
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"]["user_name"]["method"] == "elicitation/create"
+    answer = {"user_name": {"action": "accept", "content": {"name": "Alice"}}}
+    retry = {"name": "test_input_required_result_elicitation", "arguments": {},
+             "inputResponses": answer, "requestState": first["requestState"]}
+    done = post(url, *modern("tools/call", retry, id=2, caps=caps)).json()
+    assert text_of(done) == "Hello, Alice!"
+    retry["requestState"] += "x"
+    tampered = post(url, *modern("tools/call", retry, id=3, caps=caps))
+    assert tampered.status_code == 400 and tampered.json()["error"]["code"] == -32602
+
+
+def test_modern_notifications_are_202_and_get_delete_405(url: str) -> None:
+    body, headers = modern("notifications/cancelled", {"requestId": 1})
+    del body["id"]
+    assert post(url, body, headers).status_code == 202
+    assert httpx.get(url, headers={"accept": "text/event-stream"}).status_code == 405
+    assert httpx.delete(url).status_code == 405
+
+
+def test_several_streams_at_once(lab_url: str) -> None:
+    results: list[str] = []
+    threads = [threading.Thread(target=lambda: results.append(text_of(
+        call(lab_url, "meet").json()))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert results == ["met"] * 3  # the barrier opens only if all three run together
+
+
+def test_closing_the_stream_cancels_the_call(lab_url: str) -> None:
+    cancelled.clear()
+    body, headers = modern("tools/call", {"name": "slow", "arguments": {}},
+                           progressToken="s")
+    out, thread, control = stream_in_thread("POST", lab_url, headers, body)
+    control["close"] = True
+    assert out.get(timeout=5)["method"] == "notifications/progress"
+    thread.join(5)
+    assert cancelled.wait(5), "the tool was not cancelled when the client left"
+
+
+def test_listen_stream_gets_tagged_list_changes_and_ends_with_the_client(url: str) -> None:
+    baseline = len(everything.server._connections)
+    body, headers = modern("subscriptions/listen",
+                           {"notifications": {"toolsListChanged": True}}, id="L1")
+    out, thread, control = stream_in_thread("POST", url, headers, body)
+    ack = out.get(timeout=5)
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["notifications"] == {"toolsListChanged": True}
+    call(url, "test_trigger_prompt_change")  # not asked for: must not arrive
+    control["close"] = True
+    call(url, "test_trigger_tool_change")
+    change = out.get(timeout=5)
+    assert change["method"] == "notifications/tools/list_changed"
+    assert change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L1"
+    thread.join(5)
+    # Closing the stream ended the subscription: its Connection is gone.
+    assert wait_for(lambda: len(everything.server._connections) <= baseline)
+
+
+def test_stopping_the_thread_ends_open_streams() -> None:
+    http = HttpServerThread(everything.server).start()
+    body, headers = modern("subscriptions/listen",
+                           {"notifications": {"promptsListChanged": True}}, id=9)
+    out, thread, _ = stream_in_thread("POST", http.url, headers, body)
+    assert out.get(timeout=5)["method"] == "notifications/subscriptions/acknowledged"
+    http.stop()
+    final = out.get(timeout=5)  # a graceful end: the listen's result, then the stream closes
+    assert final["id"] == 9 and final["result"]["resultType"] == "complete"
+    assert out.get(timeout=5) is None
+    thread.join(5)
+    assert not http._thread.is_alive()
+
+
+def test_idle_streams_get_keepalive_comments() -> None:
+    with HttpServerThread(lab, keepalive_s=0.05) as http:
+        body, headers = modern("subscriptions/listen",
+                               {"notifications": {"toolsListChanged": True}})
+        with httpx.stream("POST", http.url, content=json.dumps(body), headers=headers,
+                          timeout=5) as r:
+            lines = r.iter_lines()
+            assert next(lines) == "event: message"
+            assert json.loads(next(lines)[5:])["params"]["notifications"] == {
+                "toolsListChanged": True}
+            assert ": keepalive" in [next(lines) for _ in range(3)]
+
+
+# -- legacy era (2025-11-25) ----------------------------------------------------------
+
+
+def test_legacy_session_lifecycle(url: str) -> None:
+    session = Legacy(url)
+    assert session.init["result"]["protocolVersion"] == LEGACY
+    assert len(session.id) >= 32 and session.id.isascii() and session.id.isprintable()
+    assert " " not in session.id
+    listed = session.request("tools/list")
+    assert listed.status_code == 200 and listed.json()["result"]["tools"]
+    other = Legacy(url)
+    assert other.id != session.id
+
+    unknown = session.post({"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
+                           **{"mcp-session-id": "nope"})
+    wrong_version = session.post({"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+                                 **{"mcp-protocol-version": "2025-03-26"})
+    assert unknown.status_code == 404
+    assert wrong_version.status_code == 400
+
+    headers = {k: v for k, v in session.headers.items() if k != "mcp-session-id"}
+    no_session = post(url, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, headers)
+    assert no_session.status_code == 400 and no_session.json()["error"]["code"] == -32600
+
+    only_json = {**session.headers, "accept": "application/json"}
+    assert httpx.get(url, headers=only_json).status_code == 406
+    assert httpx.get(url, headers={**session.headers, "mcp-session-id": "nope"}
+                     ).status_code == 404
+
+    deleted = httpx.delete(url, headers={"mcp-session-id": session.id})
+    assert deleted.status_code == 204
+    assert session.request("tools/list").status_code == 404
+    assert httpx.delete(url, headers={"mcp-session-id": session.id}).status_code == 404
+
+
+def test_batches_only_in_a_2025_03_26_session(url: str) -> None:
+    old = Legacy(url, version="2025-03-26")
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    r = httpx.post(url, json=batch, headers=old.headers)
+    assert r.status_code == 200
+    assert sorted(m["id"] for m in r.json()) == [1, 2]
+    only_notes = httpx.post(url, json=batch[1:2], headers=old.headers)
+    assert only_notes.status_code == 202
+    newer = Legacy(url)
+    assert httpx.post(url, json=batch, headers=newer.headers).status_code == 400
+    assert httpx.post(url, json=[], headers=old.headers).status_code == 400
+
+
+def test_legacy_progress_on_the_post_stream(url: str) -> None:
+    session = Legacy(url)
+    r = session.request("tools/call", {"name": "test_tool_with_progress", "arguments": {},
+                                       "_meta": {"progressToken": 3}})
+    *notes, final = messages(r)
+    assert [n["params"]["progress"] for n in notes] == [0, 50, 100]
+    assert text_of(final) == "3"
+
+
+def test_legacy_get_stream_carries_list_changes(url: str) -> None:
+    session = Legacy(url)
+    out, thread, control = stream_in_thread("GET", url, session.headers)
+    assert wait_for(lambda: control["status"] is not None)
+    second = httpx.get(url, headers=session.headers)
+    assert second.status_code == 409  # one GET stream per session
+    control["close"] = True
+    session.request("tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+    message = out.get(timeout=5)
+    assert message == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    thread.join(5)
+
+
+def test_legacy_sampling_request_and_answer(url: str) -> None:
+    """The server asks the client mid-call; the client answers with a POST of its own."""
+    session = Legacy(url, caps={"sampling": {}})
+    get_out, get_thread, get_control = stream_in_thread("GET", url, session.headers)
+    assert wait_for(lambda: get_control["status"] is not None)
+    body = {"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+            "params": {"name": "test_sampling", "arguments": {"prompt": "Hi?"}}}
+    post_out, post_thread, _ = stream_in_thread("POST", url, session.headers, body)
+    ask = None
+    deadline = time.monotonic() + 5
+    while ask is None and time.monotonic() < deadline:  # on either stream
+        for out in (get_out, post_out):
+            try:
+                message = out.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if message and message.get("method") == "sampling/createMessage":
+                ask = message
+    assert ask is not None, "no sampling request reached the client"
+    assert ask["params"]["messages"][0]["content"]["text"] == "Hi?"
+    reply = session.post({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "Hello!"}, "model": "m"}})
+    assert reply.status_code == 202
+    final = None
+    while final is None:
+        message = post_out.get(timeout=5)
+        assert message is not None, "the call's stream ended without its result"
+        if message.get("id") == 77:
+            final = message
+    assert text_of(final) == "LLM response: Hello!"
+    httpx.delete(url, headers={"mcp-session-id": session.id})
+    get_thread.join(5)
+    post_thread.join(5)
+
+
+def test_legacy_cancel_ends_the_call_stream(lab_url: str) -> None:
+    cancelled.clear()
+    session = Legacy(lab_url)
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "slow", "arguments": {}, "_meta": {"progressToken": 1}}}
+    out, thread, _ = stream_in_thread("POST", lab_url, session.headers, body)
+    assert out.get(timeout=5)["method"] == "notifications/progress"
+    r = session.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 5}})
+    assert r.status_code == 202
+    assert cancelled.wait(5)
+    assert out.get(timeout=5) is None  # the stream ended, with no response
+    thread.join(5)
+
+
+# -- HTTP-level checks and security -------------------------------------------------
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({"host": "evil.example.com"}, 403),
+    ({"origin": "http://evil.example.com"}, 403),
+    ({"origin": "http://localhost:1234"}, 200),
+    ({"content-type": "text/plain"}, 415),
+    ({"accept": "application/json"}, 406),
+    ({"accept": "text/event-stream"}, 406),
+    ({"accept": "*/*"}, 200),
+], ids=["host", "origin", "local-origin", "content-type", "accept-json", "accept-sse",
+        "accept-any"])
+def test_http_checks(url: str, headers: dict, status: int) -> None:
+    r = post(url, *modern("tools/list", headers=headers))
+    assert r.status_code == status
+    if status != 200:
+        assert r.json()["error"]["code"] == -32600 and "message" in r.json()["error"]
+
+
+def test_bad_bodies_and_paths(url: str) -> None:
+    headers = modern("tools/list")[1]
+    parse = post(url, b"{not json", headers)
+    assert parse.status_code == 400 and parse.json()["error"]["code"] == -32700
+    batch = post(url, [modern("tools/list")[0]], headers)
+    assert batch.status_code == 400 and batch.json()["error"]["code"] == -32600
+    elsewhere = post(url.replace("/mcp", "/other"), *modern("tools/list"))
+    assert elsewhere.status_code == 404
+    assert httpx.put(url, content=b"{}").status_code == 405
+
+
+def test_token_and_body_limit() -> None:
+    with HttpServerThread(lab, token="s3cret", max_body_size=2000) as http:
+        body, headers = modern("tools/list")
+        missing = post(http.url, body, headers)
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        wrong = post(http.url, body, {**headers, "authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and "invalid_token" in wrong.headers["www-authenticate"]
+        auth = {**headers, "authorization": "Bearer s3cret"}
+        assert post(http.url, body, auth).status_code == 200
+        big = modern("tools/call", {"name": "echo", "arguments": {"text": "x" * 3000}})
+        too_large = post(http.url, big[0], {**big[1], "authorization": "Bearer s3cret"})
+        assert too_large.status_code == 413
+
+
+def test_other_hosts_and_origins_can_be_allowed() -> None:
+    with HttpServerThread(lab, allowed_hosts=["mcp.internal"],
+                          allowed_origins=["https://app.example"]) as http:
+        body, headers = modern("tools/list")
+        assert post(http.url, body, {**headers, "host": "mcp.internal:9"}).status_code == 200
+        assert post(http.url, body, {**headers, "origin": "https://app.example"}
+                    ).status_code == 200
+        assert post(http.url, body, {**headers, "origin": "http://app.example"}
+                    ).status_code == 403
+
+
+# -- several worker processes ---------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_workers_share_the_request_state_secret() -> None:
+    """Round 1 answered by one process, round 2 by another: the sealed state still opens."""
+    port = _free_port()
+    env = {**os.environ, "MCPKIT_STATE_SECRET": "shared-by-both-workers"}
+    target = str(ROOT / "tests" / "http_workers_server.py") + ":server"
+    proc = subprocess.Popen([sys.executable, "-m", "mcpkit.transports.http", target,
+                             "--port", str(port), "--workers", "2"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        assert wait_for(lambda: _answers(url), timeout=20), "the workers did not start"
+        caps = {"elicitation": {}}
+        crossed = pids = None
+        seen: set[str] = set()
+        for attempt in range(60):  # each POST is a new connection: either worker may take it
+            seen.add(text_of(call(url, "whoami").json()))
+            first = call(url, "greet", caps=caps).json()["result"]
+            retry = {"name": "greet", "arguments": {}, "requestState": first["requestState"],
+                     "inputResponses": {"name": {"action": "accept",
+                                                 "content": {"name": "Ada"}}}}
+            done = text_of(post(url, *modern("tools/call", retry, id=attempt, caps=caps)).json())
+            asked, answered = (part.split("=")[1] for part in done.split()[:2])
+            assert done.endswith("Hello, Ada!")
+            if asked != answered:
+                crossed, pids = done, (asked, answered)
+                break
+        assert len(seen) == 2 or crossed, f"only one worker answered: {seen}"
+        assert crossed, "no round trip crossed workers in 60 tries"
+        assert pids[0] != pids[1]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return post(url, *modern("server/discover")).status_code == 200
+    except httpx.HTTPError:
+        return False
