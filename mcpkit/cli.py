@@ -70,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8000, help="HTTP: port (default 8000)")
     serve.add_argument("--workers", type=int, default=1,
                        help="HTTP: worker processes (share MCPKIT_STATE_SECRET; default 1)")
+    serve.add_argument("--token", default=None,
+                       help="HTTP: require 'Authorization: Bearer TOKEN' (or MCPKIT_HTTP_TOKEN)")
+    serve.add_argument("--allow-host", action="append", default=None, metavar="HOST",
+                       help="HTTP: also accept this Host header (repeatable; loopback always)")
+    serve.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
+                       help="HTTP: also accept this Origin (repeatable; loopback always)")
     args = parser.parse_args(argv)
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
@@ -83,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         from .transports.http import run_http
 
         run_http(server, args.host, args.port, target=args.target, workers=args.workers,
-                 max_body_size=args.max_message_size, log_level=args.log_level)
+                 max_body_size=args.max_message_size, log_level=args.log_level,
+                 token=args.token, allowed_hosts=args.allow_host,
+                 allowed_origins=args.allow_origin)
         return 0
     from .transports.stdio import serve_stdio
 
