@@ -1,0 +1,286 @@
+"""Build ``notebooks/``, ``labs/`` and ``solutions/`` (both languages) from ``course/``.
+
+Lessons and solutions are executed with nbclient (in parallel, one kernel per notebook, at
+most ``jobs`` at a time) and their outputs stored; a lab is the student version of its
+source, with no outputs except the graded cells, which carry the solution's output as the
+expected one. The output is deterministic: fixed cell ids, no timings, no Python version,
+outputs passed through ``course/sanitize.cfg``, so two builds are byte-identical and a test can
+compare the committed trees with a fresh build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from . import source as src
+
+TREES = {"lesson": "notebooks", "student": "labs", "solution": "solutions"}
+CELL_TIMEOUT = 120
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The course root: the nearest directory at or above ``start`` that has ``course/``."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "course" / "lessons").is_dir():
+            return candidate
+    package_root = Path(__file__).resolve().parents[2]
+    if (package_root / "course" / "lessons").is_dir():
+        return package_root
+    raise BuildError(f"no course/ directory at or above {here}")
+
+
+def sanitize_patterns(root: Path) -> list[tuple[str, str]]:
+    """The (regex, replacement) pairs of course/sanitize.cfg, parsed the way nbval does."""
+    path = root / "course" / "sanitize.cfg"
+    if not path.exists():
+        return []
+    return re.findall(r"^regex: (.*)$\n^replace: (.*)$", path.read_text(), flags=re.MULTILINE)
+
+
+@contextmanager
+def ipython_dir(root: Path):
+    """A throwaway IPYTHONDIR whose default profile is course/ipython_config.py.
+
+    Kernels write history, pid and security files into their profile; a temporary copy keeps
+    those out of the repository.
+    """
+    with tempfile.TemporaryDirectory(prefix="mcpkit-ipython-") as tmp:
+        profile = Path(tmp) / "profile_default"
+        profile.mkdir()
+        config = root / "course" / "ipython_config.py"
+        if config.exists():
+            shutil.copyfile(config, profile / "ipython_config.py")
+        yield tmp
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def _sanitize_text(text: str, patterns: list[tuple[str, str]]) -> str:
+    for regex, replace in patterns:
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def clean_outputs(nb: nbformat.NotebookNode, patterns: list[tuple[str, str]]) -> None:
+    """Make executed outputs machine-independent: sanitize text, strip colour and widgets."""
+    nb.metadata.pop("widgets", None)
+    nb.metadata["language_info"] = copy.deepcopy(src.LANGUAGE_INFO)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.metadata.pop("execution", None)
+        merged: list = []
+        for out in cell.outputs:
+            if out.output_type == "stream":
+                out.text = _sanitize_text(out.text, patterns)
+                if merged and merged[-1].output_type == "stream" and merged[-1].name == out.name:
+                    merged[-1].text += out.text
+                    continue
+            elif out.output_type in ("execute_result", "display_data"):
+                out.data.pop(_WIDGET_VIEW, None)
+                for mime, value in list(out.data.items()):
+                    if isinstance(value, str) and mime.startswith("text/"):
+                        out.data[mime] = _sanitize_text(value, patterns)
+            elif out.output_type == "error":
+                out.evalue = _sanitize_text(out.evalue, patterns)
+                out.traceback = [_sanitize_text(_ANSI.sub("", line), patterns)
+                                 for line in out.traceback]
+            merged.append(out)
+        cell.outputs = merged
+
+
+def student_from(student: nbformat.NotebookNode, solution: nbformat.NotebookNode) -> None:
+    """Give the graded cells of ``student`` the executed outputs of the same cells."""
+    executed = {cell.id: cell for cell in solution.cells}
+    for cell in student.cells:
+        if cell.cell_type == "code" and "graded" in cell.metadata.get("tags", []):
+            done = executed[cell.id]
+            cell.outputs = copy.deepcopy(done.outputs)
+            cell.execution_count = done.execution_count
+
+
+def dumps(nb: nbformat.NotebookNode) -> str:
+    nbformat.validate(nb)
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def _current_env_kernel():
+    """A kernel manager that runs this very Python, whatever kernelspecs are installed."""
+    import ipykernel.kernelspec
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
+    class CurrentEnv(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name: str):
+            return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES,
+                                          **ipykernel.kernelspec.get_kernel_dict())
+
+    return AsyncKernelManager(kernel_name="python3", kernel_spec_manager=CurrentEnv())
+
+
+async def _execute(nb: nbformat.NotebookNode, cwd: Path, name: str) -> None:
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    client = NotebookClient(
+        nb,
+        km=_current_env_kernel(),
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(cwd)}},
+        record_timing=False,
+        shutdown_kernel="immediate",
+        coalesce_streams=True,
+    )
+    try:
+        await client.async_execute()
+    except CellExecutionError as exc:
+        raise BuildError(f"{name}: a cell failed while building\n{exc}") from None
+
+
+@dataclass
+class Job:
+    """One notebook to execute and where its results go."""
+
+    nb: nbformat.NotebookNode
+    target: Path
+    student: nbformat.NotebookNode | None = None  # written next to a solution
+    student_target: Path | None = None
+
+
+def plan(root: Path, out: Path, only: Iterable[str] = ()) -> list[Job]:
+    """Render every source (or those named in ``only``) in both languages."""
+    wanted = set(only)
+    jobs: list[Job] = []
+    for source in src.discover(root / "course"):
+        if wanted and source.stem not in wanted:
+            continue
+        nb_source = src.read_source(source.path)
+        origin = source.path.relative_to(root).as_posix()
+        variants: tuple[src.Variant, ...] = (
+            ("lesson",) if source.kind == "lesson" else ("solution", "student"))
+        rendered = {
+            (lang, v): src.render(nb_source, source.stem, lang, v, source.kind, origin)
+            for lang in src.LANGS for v in variants
+        }
+        for v in variants:
+            src.check_parity({lang: rendered[lang, v] for lang in src.LANGS}, origin)
+        for lang in src.LANGS:
+            if source.kind == "lesson":
+                jobs.append(Job(rendered[lang, "lesson"],
+                                out / TREES["lesson"] / lang / f"{source.stem}.ipynb"))
+            else:
+                jobs.append(Job(
+                    rendered[lang, "solution"],
+                    out / TREES["solution"] / lang / f"{source.stem}.ipynb",
+                    student=rendered[lang, "student"],
+                    student_target=out / TREES["student"] / lang / f"{source.stem}.ipynb",
+                ))
+    if wanted - {job.target.stem for job in jobs}:
+        missing = ", ".join(sorted(wanted - {job.target.stem for job in jobs}))
+        raise BuildError(f"no course source named {missing}")
+    return jobs
+
+
+async def _run_all(jobs: list[Job], patterns: list[tuple[str, str]], parallel: int) -> None:
+    gate = asyncio.Semaphore(parallel)
+
+    async def one(job: Job) -> None:
+        job.target.parent.mkdir(parents=True, exist_ok=True)
+        unexecuted = copy.deepcopy(job.nb)
+        for attempt in (1, 2):
+            try:
+                async with gate:
+                    await _execute(job.nb, job.target.parent, job.target.as_posix())
+                break
+            except BuildError:  # a cell failed: that is the source's fault, not the kernel's
+                raise
+            except Exception:  # the kernel died or never answered: one fresh start
+                if attempt == 2:
+                    raise
+                job.nb = copy.deepcopy(unexecuted)
+        clean_outputs(job.nb, patterns)
+        job.target.write_text(dumps(job.nb), encoding="utf-8")
+        if job.student is not None and job.student_target is not None:
+            student_from(job.student, job.nb)
+            job.student_target.parent.mkdir(parents=True, exist_ok=True)
+            job.student_target.write_text(dumps(job.student), encoding="utf-8")
+
+    results = await asyncio.gather(*(one(job) for job in jobs), return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:
+        raise BuildError("\n\n".join(str(e) for e in errors))
+
+
+def build(root: Path | None = None, out: Path | None = None, jobs: int | None = None,
+          only: Iterable[str] = ()) -> list[Path]:
+    """Regenerate the three trees; return the paths written.
+
+    ``out`` defaults to ``root``; building elsewhere (a temporary directory) is how the tests
+    check that the committed trees are up to date. Without ``only``, notebooks in the trees
+    that no source produces any more are removed.
+    """
+    root = find_root(root)
+    out = (out or root).resolve()
+    only = list(only)
+    planned = plan(root, out, only)
+    parallel = max(1, jobs or min(4, os.cpu_count() or 1))
+    with ipython_dir(root) as ipdir:
+        previous = os.environ.get("IPYTHONDIR")
+        os.environ["IPYTHONDIR"] = ipdir  # inherited by every kernel we start
+        try:
+            asyncio.run(_run_all(planned, sanitize_patterns(root), parallel))
+        finally:
+            if previous is None:
+                os.environ.pop("IPYTHONDIR", None)
+            else:
+                os.environ["IPYTHONDIR"] = previous
+    written = [job.target for job in planned]
+    written += [job.student_target for job in planned if job.student_target is not None]
+    if not only:
+        for tree in TREES.values():
+            for lang in src.LANGS:
+                for stale in (out / tree / lang).glob("*.ipynb"):
+                    if stale not in written:
+                        stale.unlink()
+    return sorted(written)
+
+
+def compare_trees(a: Path, b: Path) -> list[str]:
+    """Relative paths of notebooks that differ between two roots (or exist in only one)."""
+    differ: list[str] = []
+    for tree in TREES.values():
+        for lang in src.LANGS:
+            names = {p.name for p in (a / tree / lang).glob("*.ipynb")}
+            names |= {p.name for p in (b / tree / lang).glob("*.ipynb")}
+            for name in sorted(names):
+                pa, pb = a / tree / lang / name, b / tree / lang / name
+                if not (pa.exists() and pb.exists()) or pa.read_bytes() != pb.read_bytes():
+                    differ.append(f"{tree}/{lang}/{name}")
+    return differ

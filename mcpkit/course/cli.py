@@ -1,0 +1,80 @@
+"""``mcpkit-course``: regenerate the course notebooks, check they are current, grade labs.
+
+    mcpkit-course build [--jobs N] [--only STEM ...] [--check]
+    mcpkit-course grade SUBMISSIONS --out grades.csv [--junit report.xml] [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _build(args: argparse.Namespace) -> int:
+    from .build import build, compare_trees, find_root
+
+    root = find_root(args.root)
+    started = time.monotonic()
+    if args.check:
+        with tempfile.TemporaryDirectory(prefix="mcpkit-course-") as tmp:
+            build(root, out=Path(tmp), jobs=args.jobs)
+            differ = compare_trees(root, Path(tmp))
+        if differ:
+            print("out of date (run `mcpkit-course build`):", *differ, sep="\n  ")
+            return 1
+        print(f"up to date ({time.monotonic() - started:.1f} s)")
+        return 0
+    written = build(root, out=args.out, jobs=args.jobs, only=args.only)
+    print(f"wrote {len(written)} notebooks in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from .build import find_root
+    from .grade import grade, write_csv
+
+    root = find_root(args.root)
+    junit = args.junit or args.out.with_suffix(".junit.xml")
+    rows = grade(args.submissions, root=root, junit=junit, jobs=args.jobs,
+                 timeout=args.timeout)
+    write_csv(rows, args.out)
+    for row in rows:
+        print(f"{row.learner:<20} {row.lab:<20} {row.status:<10} "
+              f"{row.checks_passed:>3}/{row.checks_total:<3} {row.points:>6.2f}/{row.max_points:g}")
+    print(f"wrote {args.out} and {junit}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mcpkit-course", description=__doc__.split("\n")[0])
+    parser.add_argument("--root", type=Path, default=None,
+                        help="course root (default: nearest directory with course/)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build", help="regenerate notebooks/, labs/ and solutions/ (en, es)")
+    b.add_argument("--out", type=Path, default=None, help="write the trees here instead")
+    b.add_argument("--jobs", type=int, default=None, help="notebooks executed at once")
+    b.add_argument("--only", nargs="+", default=[], metavar="STEM",
+                   help="build only these sources (e.g. lab01_framing)")
+    b.add_argument("--check", action="store_true",
+                   help="build into a temporary directory and fail if the trees differ")
+    b.set_defaults(func=_build)
+
+    g = sub.add_parser("grade", help="grade SUBMISSIONS/<learner>/<lab>.ipynb with nbval")
+    g.add_argument("submissions", type=Path)
+    g.add_argument("--out", type=Path, required=True, help="CSV file to write")
+    g.add_argument("--junit", type=Path, default=None,
+                   help="JUnit XML report (default: next to --out, .junit.xml)")
+    g.add_argument("--jobs", type=int, default=None, help="pytest processes at once")
+    g.add_argument("--timeout", type=int, default=60, help="seconds per cell")
+    g.set_defaults(func=_grade)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

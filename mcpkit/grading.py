@@ -1,0 +1,1129 @@
+"""Checks for the course's graded cells, with feedback in the learner's language.
+
+A graded cell holds a single call such as ``grading.check_ndjson_decoder(NdjsonDecoder)``.
+The checker runs the learner's code on many cases, the tricky ones included, and hands the
+outcomes to :func:`run_checks`, which either prints one fixed line::
+
+    ✓ 14/14 checks passed
+
+or raises :class:`ChecksFailed` (an ``AssertionError``) whose message is the full report: the
+summary line, then every case, and for each failed case what went in, what was expected and
+what came back. The success line never varies, so ``pytest --nbval`` can compare it with the
+expected output stored in the lab; a failure raises, so a graded cell fails ``pytest --nbval``
+even when the learner saved a failing output.
+
+Theory of operation
+-------------------
+Messages are chosen when they are printed, from :func:`set_language` (the setup cell of every
+notebook calls it), so checkers are written once with both languages side by side: ``_(en,
+es)`` returns the current one. Each case runs the learner's code with standard output
+captured (prints must not change the graded output) and, where the platform allows, under a
+time limit, so a decoder stuck in a loop becomes a failed case instead of a frozen notebook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "LANGUAGES",
+    "CaseResult",
+    "ChecksFailed",
+    "check_call_tool",
+    "check_classify",
+    "check_content_length_decoder",
+    "check_dispatcher",
+    "check_encoders",
+    "check_error_for",
+    "check_ndjson_decoder",
+    "check_parse_message",
+    "check_serve",
+    "check_setup",
+    "get_language",
+    "run_checks",
+    "set_language",
+]
+
+LANGUAGES = ("en", "es")
+#: Seconds a single case may run before it counts as stuck (Unix main thread only).
+CASE_TIME_LIMIT = 5.0
+#: Failed cases reported in full; the rest are listed by name only.
+MAX_DETAILED_FAILURES = 6
+_MAX_REPR = 160
+
+_language = "en"
+
+
+def set_language(lang: str) -> None:
+    """Choose the language of every message printed from now on (``"en"`` or ``"es"``)."""
+    global _language
+    if lang not in LANGUAGES:
+        raise ValueError(f"language must be one of {LANGUAGES}, got {lang!r}")
+    _language = lang
+
+
+def get_language() -> str:
+    return _language
+
+
+def _(en: str, es: str) -> str:
+    """The text in the current language."""
+    return es if _language == "es" else en
+
+
+# --------------------------------------------------------------------------- the report
+
+
+class ChecksFailed(AssertionError):
+    """Raised by :func:`run_checks` when a case fails; the message is the whole report.
+
+    IPython prints ``_render_traceback_()`` instead of a traceback, so the learner sees the
+    report alone, in plain text, whatever the kernel's colour and traceback settings.
+    """
+
+    def __init__(self, report: str, passed: int, total: int) -> None:
+        super().__init__(report)
+        self.report = report
+        self.passed = passed
+        self.total = total
+
+    def _render_traceback_(self) -> list[str]:
+        return self.report.splitlines()
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one case: its name and, when it failed, the lines that explain why."""
+
+    name: str
+    ok: bool
+    details: list[str] = field(default_factory=list)
+    not_implemented: bool = False
+
+
+def summary_line(passed: int, total: int) -> str:
+    mark = "✓" if passed == total else "✗"
+    return f"{mark} {passed}/{total} " + _("checks passed", "comprobaciones superadas")
+
+
+def run_checks(results: Iterable[CaseResult]) -> None:
+    """Print one fixed line if every case passed; otherwise raise :class:`ChecksFailed`."""
+    results = list(results)
+    total = len(results)
+    passed = sum(r.ok for r in results)
+    if total and passed == total:
+        print(summary_line(passed, total))
+        return
+    not_started = all(r.not_implemented for r in results if not r.ok)
+    lines = [summary_line(passed, total)]
+    detailed = 0
+    for r in results:
+        if r.ok:
+            lines.append(f"  ✓ {r.name}")
+            continue
+        lines.append(f"  ✗ {r.name}")
+        if detailed < MAX_DETAILED_FAILURES and not not_started:
+            lines.extend(f"      {d}" for d in r.details)
+            detailed += 1
+    if detailed < total - passed and not not_started:
+        lines.append(_(
+            "  (details shown for the first {n} failed checks; fix those and run again)",
+            "  (se muestran detalles de las {n} primeras comprobaciones fallidas; "
+            "corrígelas y vuelve a ejecutar)",
+        ).format(n=detailed))
+    if not_started:
+        lines.append(_("  (not implemented yet: NotImplementedError)",
+                       "  (todavía sin implementar: NotImplementedError)"))
+        lines.append(_(
+            "Hint: fill in the cells marked # YOUR CODE HERE, run them, then run this cell.",
+            "Pista: completa las celdas marcadas con # YOUR CODE HERE, ejecútalas y luego "
+            "ejecuta esta celda.",
+        ))
+    raise ChecksFailed("\n".join(lines), passed, total)
+
+
+# --------------------------------------------------------------------------- running cases
+
+
+class _Stuck(BaseException):
+    """Raised by the alarm; a BaseException so that ``except Exception`` cannot swallow it."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Interrupt the block after ``seconds`` where SIGALRM exists and we own the main thread."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _Stuck()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass
+class _Outcome:
+    value: Any = None
+    error: BaseException | None = None
+
+
+def _run(thunk: Callable[[], Any]) -> _Outcome:
+    """Run the learner's code with its prints swallowed and a time limit."""
+    sink = io.StringIO()
+    logging.disable(logging.CRITICAL)  # log lines (ours or the learner's) are not output
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            with _time_limit(CASE_TIME_LIMIT):
+                return _Outcome(value=thunk())
+    except _Stuck as exc:
+        return _Outcome(error=exc)
+    except Exception as exc:  # the learner's bug is data here, not a crash of the checker
+        return _Outcome(error=exc)
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _not_implemented_line() -> str:
+    return _("not implemented yet (NotImplementedError)",
+             "todavía sin implementar (NotImplementedError)")
+
+
+def _not_started(name: str) -> CaseResult:
+    line = _label(_("got:", "obtenido:")) + _not_implemented_line()
+    return CaseResult(name, False, [line], not_implemented=True)
+
+
+def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, _Stuck):
+        return _(
+            f"took more than {CASE_TIME_LIMIT:g} s (an endless loop?)",
+            f"tardó más de {CASE_TIME_LIMIT:g} s (¿un bucle infinito?)",
+        )
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return _("raised ", "lanzó ") + _short(text, plain=True)
+
+
+def _short(value: Any, plain: bool = False) -> str:
+    text = value if plain else _show(value)
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 1] + "…"
+
+
+def _show(value: Any) -> str:
+    """repr(), except that error instances show as <ErrorClassName>."""
+    if isinstance(value, BaseException):
+        return f"<{type(value).__name__}>"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+class Err:
+    """Stands for "an instance of the error class called ``name``" in expected values."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Err):
+            return other.name == self.name
+        return isinstance(other, BaseException) and type(other).__name__ == self.name
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+def _label(text: str) -> str:
+    return f"{text:<10}"
+
+
+def case(
+    name: str,
+    thunk: Callable[[], Any],
+    expected: Any,
+    *,
+    given: str | None = None,
+    hint: str | None = None,
+    normalize: Callable[[Any], Any] | None = None,
+) -> CaseResult:
+    """Run ``thunk`` and compare what it returns (after ``normalize``) with ``expected``."""
+    outcome = _run(thunk)
+    if isinstance(outcome.error, NotImplementedError):
+        return _not_started(name)
+    details: list[str] = []
+    if given is not None:
+        details.append(_label(_("input:", "entrada:")) + _short(given, plain=True))
+    details.append(_label(_("expected:", "esperado:")) + _short(expected))
+    if outcome.error is not None:
+        details.append(_label(_("got:", "obtenido:")) + _describe_error(outcome.error))
+        return CaseResult(name, False, details)
+    got = outcome.value
+    if normalize is not None:
+        try:
+            got = normalize(got)
+        except Exception:
+            pass
+    if _equal(got, expected):
+        return CaseResult(name, True)
+    details.append(_label(_("got:", "obtenido:")) + _short(got))
+    if hint:
+        details.append(_label(_("hint:", "pista:")) + hint)
+    return CaseResult(name, False, details)
+
+
+def predicate(
+    name: str,
+    thunk: Callable[[], Any],
+    test: Callable[[Any], bool],
+    expectation: str,
+    *,
+    given: str | None = None,
+    hint: str | None = None,
+) -> CaseResult:
+    """Like :func:`case`, for results that must satisfy ``test`` rather than equal a value."""
+    outcome = _run(thunk)
+    if isinstance(outcome.error, NotImplementedError):
+        return _not_started(name)
+    details: list[str] = []
+    if given is not None:
+        details.append(_label(_("input:", "entrada:")) + _short(given, plain=True))
+    details.append(_label(_("expected:", "esperado:")) + expectation)
+    if outcome.error is not None:
+        details.append(_label(_("got:", "obtenido:")) + _describe_error(outcome.error))
+        return CaseResult(name, False, details)
+    try:
+        ok = bool(test(outcome.value))
+    except Exception:
+        ok = False
+    if ok:
+        return CaseResult(name, True)
+    details.append(_label(_("got:", "obtenido:")) + _short(outcome.value))
+    if hint:
+        details.append(_label(_("hint:", "pista:")) + hint)
+    return CaseResult(name, False, details)
+
+
+def _equal(got: Any, expected: Any) -> bool:
+    """Equality that keeps True apart from 1 (JSON does, so the checks must too)."""
+    if isinstance(expected, Err):
+        return expected == got
+    if isinstance(expected, bool) or isinstance(got, bool):
+        return type(got) is type(expected) and got == expected
+    if isinstance(expected, dict):
+        return (isinstance(got, dict) and got.keys() == expected.keys()
+                and all(_equal(got[k], expected[k]) for k in expected))
+    if isinstance(expected, list | tuple):
+        return (isinstance(got, list | tuple) and len(got) == len(expected)
+                and all(_equal(g, e) for g, e in zip(got, expected, strict=True)))
+    try:
+        return bool(got == expected)
+    except Exception:
+        return False
+
+
+# --------------------------------------------------------------------------- lesson 00
+
+
+def check_setup() -> None:
+    """The warm-up cell of lesson 00: is this kernel ready for the course?"""
+
+    def python_version() -> bool:
+        return sys.version_info >= (3, 11)
+
+    def imports() -> bool:
+        from . import dispatch, framing, jsonrpc  # noqa: F401
+
+        return True
+
+    def utf8_round_trip() -> str:
+        from .framing import NdjsonDecoder, encode_ndjson
+
+        return NdjsonDecoder().feed(encode_ndjson({"text": "¡hola, café! 👋"}))[0]["text"]
+
+    def nbval_available() -> bool:
+        import importlib.util
+
+        return importlib.util.find_spec("nbval") is not None
+
+    run_checks([
+        case(_("Python 3.11 or newer", "Python 3.11 o posterior"), python_version, True),
+        case(_("mcpkit's framing, jsonrpc and dispatch modules import",
+               "los módulos framing, jsonrpc y dispatch de mcpkit se importan"), imports, True),
+        case(_("text survives an encode/decode round trip, accents and emoji included",
+               "el texto sobrevive a codificar y decodificar, con tildes y emojis"),
+             utf8_round_trip, "¡hola, café! 👋"),
+        case(_("nbval is installed, so you can grade yourself",
+               "nbval está instalado, así que puedes calificarte"),
+             nbval_available, True,
+             hint=_("pip install nbval", "pip install nbval")),
+    ])
+
+
+# --------------------------------------------------------------------------- lab 01: framing
+
+
+def _items(value: Any) -> Any:
+    """Normalize what feed() returned: a list stays a list, a tuple becomes one."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _feed_all(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> Callable[[], list]:
+    def run() -> list:
+        decoder = cls(**kwargs)
+        out: list = []
+        for chunk in chunks:
+            items = decoder.feed(chunk)
+            if not isinstance(items, list | tuple):
+                raise TypeError(_(f"feed() returned {type(items).__name__}, not a list",
+                                  f"feed() devolvió {type(items).__name__}, no una lista"))
+            out.extend(items)
+        return out
+
+    return run
+
+
+def _feed_each(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> Callable[[], list]:
+    def run() -> list:
+        decoder = cls(**kwargs)
+        return [_items(decoder.feed(chunk)) for chunk in chunks]
+
+    return run
+
+
+def _chunks_text(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> str:
+    calls = " ; ".join(f"feed({c!r})" for c in chunks)
+    if len(calls) > 120 and len(chunks) > 3:
+        calls = _(f"{len(chunks)} calls: ", f"{len(chunks)} llamadas: ") + " ; ".join(
+            f"feed({c!r})" for c in chunks[:3]) + " ; …"
+    if kwargs:
+        args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        return f"{getattr(cls, '__name__', 'Decoder')}({args}) ; {calls}"
+    return calls
+
+
+def _byte_by_byte(data: bytes) -> list[bytes]:
+    return [data[i : i + 1] for i in range(len(data))]
+
+
+def check_encoders(encode_ndjson: Callable, encode_content_length: Callable) -> None:
+    """Lab 01, part 1: the two encoders."""
+    samples = [
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, _("a ping request", "una solicitud ping")),
+        ({"jsonrpc": "2.0", "method": "notifications/message",
+          "params": {"data": "line one\nline two"}},
+         _("a newline inside a string", "un salto de línea dentro de una cadena")),
+        ({"jsonrpc": "2.0", "id": "é-1", "result": {"text": "café ☕"}},
+         _("accents and emoji", "tildes y emojis")),
+    ]
+    results: list[CaseResult] = []
+    for message, label in samples:
+        def ndjson(m: Any = message) -> Any:
+            return encode_ndjson(m)
+
+        results.append(predicate(
+            "encode_ndjson: " + label + _(": bytes ending in one newline",
+                                          ": bytes que terminan en un único salto de línea"),
+            ndjson,
+            lambda out: isinstance(out, bytes) and out.endswith(b"\n") and out.count(b"\n") == 1,
+            _("bytes with exactly one b'\\n', at the end",
+              "bytes con exactamente un b'\\n', al final"),
+            given=repr(message),
+            hint=_("json.dumps escapes newlines inside strings; do not add any of your own",
+                   "json.dumps escapa los saltos de línea de las cadenas; no añadas otros"),
+        ))
+        results.append(case(
+            "encode_ndjson: " + label + _(": decodes back to the same message",
+                                          ": se decodifica al mismo mensaje"),
+            lambda m=message: json.loads(encode_ndjson(m).decode("utf-8")),
+            message,
+            given=repr(message),
+        ))
+
+        def content_length(m: Any = message) -> Any:
+            out = encode_content_length(m)
+            if not isinstance(out, bytes):
+                return out
+            head, sep, body = out.partition(b"\r\n\r\n")
+            declared = None
+            for line in head.split(b"\r\n"):
+                name, _colon, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    declared = int(value.strip())
+            return {"declared": declared, "body_bytes": len(body),
+                    "message": json.loads(body.decode("utf-8")) if sep else None}
+
+        def body_len(m: Any = message) -> int:
+            return len(json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode())
+
+        results.append(predicate(
+            "encode_content_length: " + label + _(": the header counts the body's bytes",
+                                                  ": la cabecera cuenta los bytes del cuerpo"),
+            content_length,
+            lambda out, m=message: isinstance(out, dict) and out["message"] == m
+            and out["declared"] == out["body_bytes"],
+            _("Content-Length: N, a blank line (\\r\\n\\r\\n), then exactly N bytes of JSON",
+              "Content-Length: N, una línea en blanco (\\r\\n\\r\\n) y exactamente N bytes de "
+              "JSON"),
+            given=repr(message),
+            hint=_(f"count bytes, not characters: the compact JSON of this message is "
+                   f"{body_len()} bytes long",
+                   f"cuenta bytes, no caracteres: el JSON compacto de este mensaje ocupa "
+                   f"{body_len()} bytes"),
+        ))
+    run_checks(results)
+
+
+def check_parse_message(parse_message: Callable) -> None:
+    """Lab 01, part 1: one complete message body to a value, or an error *returned*."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    rows = [
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"jsonrpc": "2.0", "id": 1,
+                                                       "method": "ping"},
+         _("a JSON object", "un objeto JSON"), None),
+        ('{"text":"café ☕"}'.encode(), {"text": "café ☕"},
+         _("UTF-8 text with accents and emoji", "texto UTF-8 con tildes y emojis"), None),
+        (b'  {"id": 2}\r', {"id": 2},
+         _("whitespace around the JSON is fine", "los espacios alrededor del JSON no molestan"),
+         None),
+        (b"[1, 2]", [1, 2], _("any JSON value, not only objects",
+                              "cualquier valor JSON, no solo objetos"), None),
+        (b'{"id": 1,}', Err("InvalidJson"),
+         _("bad JSON: an InvalidJson instance is returned, not raised",
+           "JSON inválido: se devuelve una instancia de InvalidJson, no se lanza"),
+         _("return InvalidJson(reason) instead of raising",
+           "devuelve InvalidJson(motivo) en lugar de lanzarla")),
+        (b'{"text":"caf\xe9"}', Err("InvalidUtf8"),
+         _("Latin-1 bytes are not UTF-8: InvalidUtf8", "bytes Latin-1 no son UTF-8: InvalidUtf8"),
+         _("bytes.decode('utf-8') raises UnicodeDecodeError here",
+           "bytes.decode('utf-8') lanza UnicodeDecodeError aquí")),
+        (b"", Err("InvalidJson"), _("an empty body is not JSON", "un cuerpo vacío no es JSON"),
+         None),
+        (deep, Err("InvalidJson"),
+         _("hostile input: 100,000 nested arrays give InvalidJson, not a crash",
+           "entrada hostil: 100.000 arrays anidados dan InvalidJson, no un fallo"),
+         _("json.loads raises RecursionError (not ValueError) on very deep nesting",
+           "json.loads lanza RecursionError (no ValueError) con anidamientos muy profundos")),
+    ]
+    results = [
+        case(name, lambda raw=raw: parse_message(raw), expected,
+             given=_short(raw) if len(raw) < 200 else "b'[[[[…]]]]'", hint=hint)
+        for raw, expected, name, hint in rows
+    ]
+    run_checks(results)
+
+
+def check_ndjson_decoder(cls: type) -> None:
+    """Lab 01, part 2: an incremental newline-delimited JSON decoder."""
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    pong = b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+    ping_v = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    pong_v = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    cafe = '{"text":"café"}\n'.encode()
+    cut = cafe.index(b"\xc3") + 1  # between the two bytes of "é"
+    long_line = b'{"text":"' + b"x" * 40 + b'"}\n'
+    small, small_v = b'{"id":2}\n', {"id": 2}
+    limit_ok = b'{"t":"' + b"y" * 24 + b'"}\n'  # 32 bytes before the newline
+
+    results: list[CaseResult] = []
+
+    def add(name: str, chunks: list[bytes], expected: Any, hint: str | None = None,
+            each: bool = False, **kwargs: Any) -> None:
+        run = (_feed_each if each else _feed_all)(cls, chunks, **kwargs)
+        results.append(case(name, run, expected, given=_chunks_text(cls, chunks, **kwargs),
+                            hint=hint, normalize=_items))
+
+    add(_("one whole message in one read", "un mensaje completo en una sola lectura"),
+        [ping], [ping_v])
+    add(_("two messages in one read, in order", "dos mensajes en una lectura, en orden"),
+        [ping + pong], [ping_v, pong_v],
+        hint=_("one read can hold many lines: return them all",
+               "una lectura puede traer muchas líneas: devuélvelas todas"))
+    add(_("a message split across two reads: nothing until the newline arrives",
+          "un mensaje partido en dos lecturas: nada hasta que llega el salto de línea"),
+        [ping[:15], ping[15:]], [[], [ping_v]], each=True,
+        hint=_("keep the unfinished line in a buffer between calls",
+               "guarda la línea inacabada en un búfer entre llamadas"))
+    add(_("one byte per read", "un byte por lectura"), _byte_by_byte(ping + pong),
+        [ping_v, pong_v])
+    add(_("a UTF-8 character split across reads", "un carácter UTF-8 partido entre lecturas"),
+        [cafe[:cut], cafe[cut:]], [{"text": "café"}],
+        hint=_("buffer bytes and decode only complete lines: b'\\xc3' alone is not UTF-8",
+               "acumula bytes y decodifica solo líneas completas: b'\\xc3' solo no es UTF-8"))
+    add(_("the end of one message and the start of the next in one read",
+          "el final de un mensaje y el comienzo del siguiente en una lectura"),
+        [ping[:10], ping[10:] + pong[:10], pong[10:]], [ping_v, pong_v])
+    add(_("blank lines and \\r\\n line ends are tolerated",
+          "se toleran líneas en blanco y finales de línea \\r\\n"),
+        [b"\n" + ping + b"\r\n\n" + pong.replace(b"\n", b"\r\n")], [ping_v, pong_v],
+        hint=_("skip lines that are empty or only whitespace",
+               "salta las líneas vacías o con solo espacios"))
+    add(_("a newline escaped inside a string is not a line end",
+          "un salto de línea escapado dentro de una cadena no es un fin de línea"),
+        [b'{"text":"a\\nb"}\n'], [{"text": "a\nb"}])
+    add(_("framing does not judge content: any JSON value is returned",
+          "el enmarcado no juzga el contenido: se devuelve cualquier valor JSON"),
+        [b"[1,2]\n3\n\"hi\"\n"], [[1, 2], 3, "hi"])
+    add(_("bad JSON becomes an InvalidJson item, and decoding carries on",
+          "un JSON inválido produce un elemento InvalidJson y la decodificación sigue"),
+        [ping + b'{"jsonrpc": "2.0", oops}\n' + pong], [ping_v, Err("InvalidJson"), pong_v],
+        hint=_("append an InvalidJson instance to the list instead of raising",
+               "añade una instancia de InvalidJson a la lista en lugar de lanzarla"))
+    add(_("bytes that are not UTF-8 become an InvalidUtf8 item",
+          "los bytes que no son UTF-8 producen un elemento InvalidUtf8"),
+        [b'{"text":"\xff\xfe"}\n' + pong], [Err("InvalidUtf8"), pong_v],
+        hint=_("catch UnicodeDecodeError separately from json.JSONDecodeError",
+               "captura UnicodeDecodeError aparte de json.JSONDecodeError"))
+    add(_("a line of exactly max_message_size bytes is accepted",
+          "se acepta una línea de exactamente max_message_size bytes"),
+        [limit_ok], [{"t": "y" * 24}], max_message_size=32,
+        hint=_("the limit counts the bytes of the line, without the newline",
+               "el límite cuenta los bytes de la línea, sin el salto de línea"))
+    add(_("a complete line over the limit becomes MessageTooLarge",
+          "una línea completa por encima del límite produce MessageTooLarge"),
+        [long_line + small], [Err("MessageTooLarge"), small_v], max_message_size=32)
+    add(_("an unfinished line over the limit: reported once, the rest of it skipped",
+          "una línea inacabada por encima del límite: se informa una vez y se salta el resto"),
+        [long_line[:20], long_line[20:35], long_line[35:] + small],
+        [Err("MessageTooLarge"), small_v], max_message_size=32,
+        hint=_("once a line is too big, drop what you have and ignore bytes until the "
+               "next newline, so memory stays bounded",
+               "cuando una línea es demasiado grande, descarta lo acumulado e ignora bytes "
+               "hasta el siguiente salto de línea, para que la memoria siga acotada"))
+    add(_("feed(b'') returns an empty list", "feed(b'') devuelve una lista vacía"),
+        [b""], [])
+    run_checks(results)
+
+
+def _cl(body: bytes, *headers: bytes) -> bytes:
+    head = b"".join(h + b"\r\n" for h in headers) if headers else b""
+    return b"Content-Length: %d\r\n%b\r\n%b" % (len(body), head, body)
+
+
+def check_content_length_decoder(cls: type) -> None:
+    """Lab 01, part 3: an incremental Content-Length (LSP-style) decoder."""
+    ping_b = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    pong_b = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    ping_v = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    pong_v = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    ping, pong = _cl(ping_b), _cl(pong_b)
+    cafe_b = '{"text":"café ☕"}'.encode()
+    pretty_b = b'{\r\n\r\n  "id": 7\r\n}'
+    results: list[CaseResult] = []
+
+    def add(name: str, chunks: list[bytes], expected: Any, hint: str | None = None,
+            each: bool = False, **kwargs: Any) -> None:
+        run = (_feed_each if each else _feed_all)(cls, chunks, **kwargs)
+        results.append(case(name, run, expected, given=_chunks_text(cls, chunks, **kwargs),
+                            hint=hint, normalize=_items))
+
+    add(_("one whole message in one read", "un mensaje completo en una sola lectura"),
+        [ping], [ping_v])
+    add(_("Content-Length counts bytes, not characters",
+          "Content-Length cuenta bytes, no caracteres"),
+        [_cl(cafe_b) + pong], [{"text": "café ☕"}, pong_v],
+        hint=_("'é' is 2 bytes and '☕' is 3 in UTF-8: slice the bytes before decoding",
+               "'é' ocupa 2 bytes y '☕' 3 en UTF-8: corta los bytes antes de decodificar"))
+    add(_("two messages in one read, in order", "dos mensajes en una lectura, en orden"),
+        [ping + pong], [ping_v, pong_v])
+    add(_("the header split across reads", "la cabecera partida entre lecturas"),
+        [ping[:9], ping[9:19], ping[19:]], [[], [], [ping_v]], each=True)
+    add(_("the body split across reads", "el cuerpo partido entre lecturas"),
+        [ping[:30], ping[30:]], [[], [ping_v]], each=True,
+        hint=_("wait until all N body bytes have arrived",
+               "espera a que lleguen los N bytes del cuerpo"))
+    add(_("one byte per read", "un byte por lectura"), _byte_by_byte(ping + pong),
+        [ping_v, pong_v])
+    add(_("header names are case-insensitive", "los nombres de cabecera no distinguen "
+          "mayúsculas de minúsculas"),
+        [ping.replace(b"Content-Length", b"content-length")], [ping_v])
+    add(_("other headers are ignored", "las demás cabeceras se ignoran"),
+        [_cl(ping_b, b"Content-Type: application/vscode-jsonrpc; charset=utf-8") + pong],
+        [ping_v, pong_v])
+    add(_("a body may contain \\r\\n\\r\\n: trust the length, not the blank line",
+          "un cuerpo puede contener \\r\\n\\r\\n: fíate de la longitud, no de la línea en "
+          "blanco"),
+        [_cl(pretty_b) + pong], [{"id": 7}, pong_v],
+        hint=_("after the header section, take exactly Content-Length bytes",
+               "tras la sección de cabeceras, toma exactamente Content-Length bytes"))
+    add(_("a body that is not JSON becomes InvalidJson, and decoding carries on",
+          "un cuerpo que no es JSON produce InvalidJson y la decodificación sigue"),
+        [_cl(b"{oops}") + pong], [Err("InvalidJson"), pong_v])
+    add(_("a header section without Content-Length becomes InvalidHeader",
+          "una sección de cabeceras sin Content-Length produce InvalidHeader"),
+        [b"Content-Type: application/json\r\n\r\n" + pong], [Err("InvalidHeader"), pong_v],
+        hint=_("report the bad header section, drop it, and look for the next message",
+               "informa de la sección de cabeceras errónea, descártala y busca el siguiente "
+               "mensaje"))
+    add(_("a length that is not a number becomes InvalidHeader",
+          "una longitud que no es un número produce InvalidHeader"),
+        [b"Content-Length: twelve\r\n\r\n" + pong], [Err("InvalidHeader"), pong_v])
+    add(_("a declared length over the limit: MessageTooLarge, body skipped",
+          "una longitud declarada por encima del límite: MessageTooLarge y se salta el cuerpo"),
+        [_cl(b'{"big":"' + b"z" * 40 + b'"}') + pong], [Err("MessageTooLarge"), pong_v],
+        max_message_size=45,
+        hint=_("compare the declared length with max_message_size before reading the body, "
+               "then skip exactly that many bytes",
+               "compara la longitud declarada con max_message_size antes de leer el cuerpo, "
+               "y luego salta exactamente esos bytes"))
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- lab 02: JSON-RPC
+
+
+def _kind_or_error(fn: Callable, message: Any) -> Callable[[], Any]:
+    def run() -> Any:
+        try:
+            return fn(message)
+        except Exception as exc:
+            if type(exc).__name__ == "InvalidRequest" or getattr(exc, "code", None) == -32600:
+                return Err("InvalidRequest")
+            raise
+
+    return run
+
+
+def check_classify(classify: Callable) -> None:
+    """Lab 02, part 1: tell the four kinds of message apart, and reject the rest."""
+    good = [
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "request"),
+        ({"jsonrpc": "2.0", "id": "abc", "method": "ping", "params": {}}, "request"),
+        ({"jsonrpc": "2.0", "id": 0, "method": "ping"}, "request"),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notification"),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, "result"),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}},
+         "error"),
+        ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+         "error"),
+    ]
+    names_good = [
+        _("a request with an integer id", "una solicitud con id entero"),
+        _("a request with a string id and params", "una solicitud con id de texto y params"),
+        _("id 0 is a perfectly good id", "el id 0 es un id perfectamente válido"),
+        _("a notification has no id", "una notificación no tiene id"),
+        _("a result response", "una respuesta con resultado"),
+        _("an error response", "una respuesta de error"),
+        _("an error response with id null (the request was unreadable)",
+          "una respuesta de error con id null (la solicitud era ilegible)"),
+    ]
+    bad = [
+        ([{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+         _("a JSON array (batch): not supported", "un array JSON (lote): no admitido")),
+        ("ping", _("a string is not a message", "una cadena no es un mensaje")),
+        ({"id": 1, "method": "ping"}, _('"jsonrpc" missing', 'falta "jsonrpc"')),
+        ({"jsonrpc": "1.0", "id": 1, "method": "ping"},
+         _('"jsonrpc" is not "2.0"', '"jsonrpc" no es "2.0"')),
+        ({"jsonrpc": 2.0, "id": 1, "method": "ping"},
+         _('"jsonrpc" is the number 2.0, not the string', '"jsonrpc" es el número 2.0, no la '
+           "cadena")),
+        ({"jsonrpc": "2.0", "id": 1, "method": 42}, _('"method" is not a string',
+                                                      '"method" no es una cadena')),
+        ({"jsonrpc": "2.0", "id": 1, "method": ""}, _('"method" is empty', '"method" está vacío')),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"},
+         _("id true: a boolean is not an id", "id true: un booleano no es un id")),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"},
+         _("a request with id null", "una solicitud con id null")),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+         _("a fractional id", "un id con decimales")),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1, 2]},
+         _("params as an array (MCP uses named params)",
+           "params como array (MCP usa parámetros con nombre)")),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}},
+         _("both result and error", "result y error a la vez")),
+        ({"jsonrpc": "2.0", "id": 1}, _("neither method, result nor error",
+                                        "ni method, ni result, ni error")),
+        ({"jsonrpc": "2.0", "result": {}}, _("a response without id", "una respuesta sin id")),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "oops", "message": "x"}},
+         _("an error whose code is not an integer", "un error cuyo code no es un entero")),
+    ]
+    results = [
+        case(name, _kind_or_error(classify, msg), kind, given=json.dumps(msg),
+             hint=_("check 'id' in message, not message.get('id'): 0 is falsy",
+                    "comprueba 'id' in message, no message.get('id'): 0 es falso en Python")
+             if msg.get("id") == 0 else None)
+        for (msg, kind), name in zip(good, names_good, strict=True)
+    ]
+    results += [
+        case(_("invalid: ", "inválido: ") + name, _kind_or_error(classify, msg),
+             Err("InvalidRequest"), given=json.dumps(msg),
+             hint=_("raise InvalidRequest(reason)", "lanza InvalidRequest(motivo)"))
+        for msg, name in bad
+    ]
+    run_checks(results)
+
+
+def _error_shape(response: Any) -> Any:
+    """Keep what the checks compare in a response: id and code (the text is free)."""
+    if not isinstance(response, dict):
+        return response
+    shape: dict[str, Any] = {k: response[k] for k in ("jsonrpc", "id") if k in response}
+    error = response.get("error")
+    if isinstance(error, dict):
+        shape["error"] = {"code": error.get("code"),
+                          "message": "…" if isinstance(error.get("message"), str) else None}
+    else:
+        shape.update({k: v for k, v in response.items() if k not in shape})
+    return shape
+
+
+def check_error_for(error_for: Callable) -> None:
+    """Lab 02, part 2: from one raw line to the error response it deserves (or None)."""
+
+    def expect(id_: Any, code: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+
+    rows = [
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping"}', None,
+         _("a valid request needs no error", "una solicitud válida no necesita error")),
+        (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None,
+         _("a valid notification needs no error", "una notificación válida no necesita error")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping"', expect(None, -32700),
+         _("truncated JSON: parse error, id null", "JSON truncado: error de análisis, id null")),
+        (b'\xff\xfe', expect(None, -32700),
+         _("bytes that are not UTF-8: parse error", "bytes que no son UTF-8: error de análisis")),
+        (b'{"jsonrpc":"1.0","id":7,"method":"ping"}', expect(7, -32600),
+         _("readable but invalid: -32600 with the message's own id",
+           "legible pero inválido: -32600 con el id del propio mensaje")),
+        (b'{"jsonrpc":"2.0","id":"a-1","method":5}', expect("a-1", -32600),
+         _("a string id is echoed back as is", "un id de texto se devuelve tal cual")),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', expect(None, -32600),
+         _("an unusable id (true) is answered with id null",
+           "un id inservible (true) se responde con id null")),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', expect(None, -32600),
+         _("a batch: -32600 with id null", "un lote: -32600 con id null")),
+        (b'{"jsonrpc":"2.0","id":0,"params":{}}', expect(0, -32600),
+         _("no method, result or error: -32600 keeping id 0",
+           "sin method, result ni error: -32600 conservando el id 0")),
+        (b'{"jsonrpc":"2.0","method":"notifications/x","params":"oops"}', expect(None, -32600),
+         _("an invalid notification still gets an error, with id null",
+           "una notificación inválida también recibe un error, con id null")),
+    ]
+    results = [
+        case(name, lambda raw=raw: error_for(raw), expected, given=repr(raw),
+             normalize=_error_shape,
+             hint=_("parse problems are -32700 with id null; shape problems -32600",
+                    "los problemas de análisis son -32700 con id null; los de forma, -32600"))
+        for raw, expected, name in rows
+    ]
+    run_checks(results)
+
+
+def check_call_tool(call_tool: Callable) -> None:
+    """Lab 02, part 3: the two kinds of error of a tools/call."""
+
+    def divide(a: float, b: float) -> str:
+        return str(a / b)
+
+    def shout(text: str) -> str:
+        return text.upper() + "!"
+
+    tools = {"divide": divide, "shout": shout}
+
+    def error_text(tool: Callable, **arguments: Any) -> str:
+        """What str(exception) says on this Python, so the checks don't pin its wording."""
+        try:
+            tool(**arguments)
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+        raise AssertionError("the sample tool was expected to fail")
+
+    def req(params: Any, id_: Any = 1) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": "tools/call"}
+        if params is not None:
+            message["params"] = params
+        return message
+
+    def ok(id_: Any, text: str, is_error: bool = False) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_,
+                "result": {"content": [{"type": "text", "text": text}], "isError": is_error}}
+
+    def protocol_error(id_: Any, code: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+
+    def shape(response: Any) -> Any:
+        if isinstance(response, dict) and isinstance(response.get("result"), dict):
+            result = dict(response["result"])
+            result.setdefault("isError", False)
+            return {**response, "result": result}
+        return _error_shape(response)
+
+    rows = [
+        (req({"name": "shout", "arguments": {"text": "hola"}}), ok(1, "HOLA!"),
+         _("a tool that works: a result with one text block",
+           "una herramienta que funciona: un resultado con un bloque de texto"), None),
+        (req({"name": "divide", "arguments": {"a": 1, "b": 4}}, id_="r-2"), ok("r-2", "0.25"),
+         _("the response carries the request's id", "la respuesta lleva el id de la solicitud"),
+         None),
+        (req({"name": "divide", "arguments": {"a": 1, "b": 0}}),
+         ok(1, error_text(divide, a=1, b=0), is_error=True),
+         _("a tool that fails: a result with isError true and the error text",
+           "una herramienta que falla: un resultado con isError true y el texto del error"),
+         _("the tool ran and failed: that is a result the model should see, not a protocol "
+           "error", "la herramienta se ejecutó y falló: es un resultado que el modelo debe "
+           "ver, no un error de protocolo")),
+        (req({"name": "divide", "arguments": {"a": 1}}),
+         ok(1, error_text(divide, a=1), is_error=True),
+         _("missing arguments: the tool cannot run, still a tool error (isError)",
+           "faltan argumentos: la herramienta no puede ejecutarse, sigue siendo un error de "
+           "herramienta (isError)"),
+         _('the text is f"{type(exc).__name__}: {exc}"',
+           'el texto es f"{type(exc).__name__}: {exc}"')),
+        (req({"name": "shout"}), ok(1, error_text(shout), is_error=True),
+         _("no arguments at all count as {}", "la ausencia de arguments equivale a {}"), None),
+        (req({"name": "launch_rockets", "arguments": {}}), protocol_error(1, -32602),
+         _("an unknown tool: a protocol error, -32602",
+           "una herramienta desconocida: un error de protocolo, -32602"),
+         _("nothing ran: answer with a JSON-RPC error object",
+           "no se ejecutó nada: responde con un objeto de error JSON-RPC")),
+        (req({"arguments": {}}, id_=9), protocol_error(9, -32602),
+         _("no tool name: a protocol error, -32602",
+           "sin nombre de herramienta: un error de protocolo, -32602"), None),
+        (req(None, id_=10), protocol_error(10, -32602),
+         _("no params at all: a protocol error, -32602",
+           "sin params: un error de protocolo, -32602"), None),
+        (req({"name": "shout", "arguments": ["hola"]}), protocol_error(1, -32602),
+         _("arguments that are not an object: a protocol error, -32602",
+           "arguments que no son un objeto: un error de protocolo, -32602"), None),
+    ]
+    results = [
+        case(name, lambda r=request: call_tool(r, tools), expected, given=json.dumps(request),
+             normalize=shape, hint=hint)
+        for request, expected, name, hint in rows
+    ]
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- lab 03: dispatch
+
+
+def check_dispatcher(cls: type) -> None:
+    """Lab 03: a dispatcher that follows the three rules of lesson 03."""
+
+    def build() -> tuple[Any, list[Any], list[Any]]:
+        seen: list[Any] = []
+        responses: list[Any] = []
+        d = cls(on_response=responses.append)
+
+        def add(params: dict, context: Any) -> dict:
+            return {"sum": params["a"] + params["b"]}
+
+        def boom(params: dict, context: Any) -> dict:
+            raise RuntimeError("secret path /home/ana/notes.db is locked")
+
+        def strict(params: dict, context: Any) -> dict:
+            from .jsonrpc import InvalidParams
+
+            if "name" not in params:
+                raise InvalidParams("name is required")
+            return {"hello": params["name"]}
+
+        def teapot(params: dict, context: Any) -> dict:
+            from .jsonrpc import JsonRpcError
+
+            raise JsonRpcError(-32002, "Resource not found", {"uri": "notes://9"})
+
+        def echo_context(params: dict, context: Any) -> dict:
+            return {"params": params, "context": context}
+
+        def remember(params: dict, context: Any) -> str:
+            seen.append(params)
+            return "ignored"
+
+        def crash(params: dict, context: Any) -> None:
+            seen.append("crash")
+            raise RuntimeError("notification handler crashed")
+
+        for method, handler in [("add", add), ("boom", boom), ("greet", strict),
+                                ("resources/read", teapot), ("echo", echo_context)]:
+            d.add_request(method, handler)
+        d.add_notification("notifications/progress", remember)
+        d.add_notification("notifications/cancelled", crash)
+        return d, seen, responses
+
+    def run(message: Any, context: Any = None) -> Callable[[], Any]:
+        def go() -> Any:
+            d, _seen, _responses = build()
+            return d.dispatch(message, context)
+
+        return go
+
+    def result(id_: Any, value: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_, "result": value}
+
+    def error(id_: Any, code: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+
+    def req(id_: Any, method: str, params: Any = None) -> dict[str, Any]:
+        m: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
+        if params is not None:
+            m["params"] = params
+        return m
+
+    def note(method: str, params: Any = None) -> dict[str, Any]:
+        m: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            m["params"] = params
+        return m
+
+    def notification_effects(message: Any) -> Callable[[], Any]:
+        def go() -> Any:
+            d, seen, _responses = build()
+            return {"returned": d.dispatch(message), "handler saw": seen}
+
+        return go
+
+    def response_routing() -> Any:
+        d, _seen, responses = build()
+        message = {"jsonrpc": "2.0", "id": 41, "result": {"ok": True}}
+        return {"returned": d.dispatch(message), "on_response got": responses}
+
+    def leaks() -> Any:
+        d, _seen, _responses = build()
+        response = d.dispatch(req(5, "boom"))
+        text = json.dumps(response)
+        return {"code": response["error"]["code"], "leaks the exception text":
+                "secret" in text or "RuntimeError" in text}
+
+    results = [
+        case(_("a request gets the handler's result", "una solicitud recibe el resultado del "
+               "manejador"), run(req(1, "add", {"a": 2, "b": 3})), result(1, {"sum": 5}),
+             given=json.dumps(req(1, "add", {"a": 2, "b": 3}))),
+        case(_("id 0 is a request like any other", "el id 0 es una solicitud como cualquier "
+               "otra"), run(req(0, "add", {"a": 1, "b": 1})), result(0, {"sum": 2}),
+             given=json.dumps(req(0, "add", {"a": 1, "b": 1})),
+             hint=_("test 'id' in message: 0 is falsy", "comprueba 'id' in message: 0 es falso "
+                    "en Python")),
+        case(_("handlers get (params, context)", "los manejadores reciben (params, context)"),
+             run(req("x", "echo", {"k": 1}), context="ctx"),
+             result("x", {"params": {"k": 1}, "context": "ctx"}),
+             given="dispatch(" + json.dumps(req("x", "echo", {"k": 1})) + ", context='ctx')"),
+        case(_("missing params reach the handler as {}", "params ausentes llegan al manejador "
+               "como {}"), run(req(2, "echo")), result(2, {"params": {}, "context": None}),
+             given=json.dumps(req(2, "echo"))),
+        case(_("an unknown method: -32601", "un método desconocido: -32601"),
+             run(req(3, "tools/destroy")), error(3, -32601), normalize=_error_shape,
+             given=json.dumps(req(3, "tools/destroy"))),
+        case(_("InvalidParams from a handler: -32602", "InvalidParams desde un manejador: "
+               "-32602"), run(req(4, "greet", {})), error(4, -32602), normalize=_error_shape,
+             given=json.dumps(req(4, "greet", {}))),
+        case(_("any JsonRpcError keeps its own code", "cualquier JsonRpcError conserva su "
+               "propio código"), run(req(6, "resources/read")), error(6, -32002),
+             normalize=_error_shape, given=json.dumps(req(6, "resources/read"))),
+        case(_("a handler that crashes: -32603, without leaking the exception text",
+               "un manejador que falla: -32603, sin filtrar el texto de la excepción"),
+             leaks, {"code": -32603, "leaks the exception text": False},
+             given=json.dumps(req(5, "boom")),
+             hint=_("log the traceback locally; send a short generic message",
+                    "registra la traza localmente; envía un mensaje genérico y breve")),
+        case(_("a notification is never answered", "una notificación nunca se responde"),
+             notification_effects(note("notifications/progress", {"progress": 1})),
+             {"returned": None, "handler saw": [{"progress": 1}]},
+             given=json.dumps(note("notifications/progress", {"progress": 1}))),
+        case(_("not even when its handler crashes", "ni siquiera cuando su manejador falla"),
+             notification_effects(note("notifications/cancelled")),
+             {"returned": None, "handler saw": ["crash"]},
+             given=json.dumps(note("notifications/cancelled"))),
+        case(_("nor when nobody handles it", "ni cuando nadie la maneja"),
+             notification_effects(note("notifications/unknown")),
+             {"returned": None, "handler saw": []},
+             given=json.dumps(note("notifications/unknown"))),
+        case(_("an invalid message: -32600 with its id", "un mensaje inválido: -32600 con su id"),
+             run({"jsonrpc": "1.0", "id": 8, "method": "add"}), error(8, -32600),
+             normalize=_error_shape, given='{"jsonrpc": "1.0", "id": 8, "method": "add"}'),
+        case(_("an invalid message without a usable id: -32600 with id null",
+               "un mensaje inválido sin id utilizable: -32600 con id null"),
+             run(["not", "a", "message"]), error(None, -32600), normalize=_error_shape,
+             given='["not", "a", "message"]'),
+        case(_("a response goes to on_response, and nothing is sent back",
+               "una respuesta va a on_response y no se envía nada de vuelta"),
+             response_routing,
+             {"returned": None, "on_response got": [{"jsonrpc": "2.0", "id": 41,
+                                                     "result": {"ok": True}}]},
+             given='{"jsonrpc": "2.0", "id": 41, "result": {"ok": true}}'),
+    ]
+    run_checks(results)
+
+
+def check_serve(serve: Callable) -> None:
+    """Lab 03, part 2: bytes in, bytes out, through mcpkit's own decoder and dispatcher."""
+    from .dispatch import Dispatcher
+
+    def make() -> Any:
+        d = Dispatcher()
+        d.add_request("ping", lambda params, context: {})
+        d.add_request("echo", lambda params, context: {"echo": params.get("text")})
+        d.add_notification("notifications/initialized", lambda params, context: None)
+        return d
+
+    def lines(out: Any) -> Any:
+        """The responses in ``out``, decoded, with error messages masked."""
+        if not isinstance(out, bytes | bytearray):
+            return out
+        decoded = []
+        for line in bytes(out).split(b"\n")[:-1]:
+            try:
+                decoded.append(_error_shape(json.loads(line)))
+            except ValueError:
+                decoded.append(line)
+        if out and not out.endswith(b"\n"):
+            decoded.append(_("<bytes after the last newline>", "<bytes tras el último salto>"))
+        return decoded
+
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    echo = '{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"¡hola!"}}\n'.encode()
+    init = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    pong = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    echoed = {"jsonrpc": "2.0", "id": 2, "result": {"echo": "¡hola!"}}
+
+    def error(id_: Any, code: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+
+    rows = [
+        ([ping], [pong], _("one request, one response line", "una solicitud, una línea de "
+                           "respuesta")),
+        ([ping + echo], [pong, echoed], _("two requests in one chunk, answered in order",
+                                          "dos solicitudes en un trozo, respondidas en orden")),
+        ([echo[:30], echo[30:]], [echoed], _("a request split across chunks (and UTF-8 inside)",
+                                             "una solicitud partida entre trozos (con UTF-8)")),
+        ([init + ping], [pong], _("a notification produces no output",
+                                  "una notificación no produce salida")),
+        ([b"{not json}\n" + ping], [error(None, -32700), pong],
+         _("a line that is not JSON: a parse error (-32700, id null), then carry on",
+           "una línea que no es JSON: error de análisis (-32700, id null) y seguir")),
+        ([b'{"jsonrpc":"2.0","id":3,"method":"nope"}\n'], [error(3, -32601)],
+         _("an unknown method: the dispatcher's -32601 goes out",
+           "un método desconocido: sale el -32601 del despachador")),
+        ([b'{"jsonrpc":"2.0","id":4}\n'], [error(4, -32600)],
+         _("an invalid message: the dispatcher's -32600 goes out",
+           "un mensaje inválido: sale el -32600 del despachador")),
+        ([ping[:5]], [], _("an unfinished message produces nothing yet",
+                           "un mensaje inacabado todavía no produce nada")),
+    ]
+    results = [
+        case(name, lambda chunks=chunks: serve(make(), chunks), expected,
+             given=" + ".join(repr(c) for c in chunks), normalize=lines,
+             hint=_("one encode_ndjson(response) per response, nothing for None",
+                    "un encode_ndjson(respuesta) por respuesta, nada para None"))
+        for chunks, expected, name in rows
+    ]
+    run_checks(results)

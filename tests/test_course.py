@@ -1,0 +1,389 @@
+"""The course build and its parts: source conventions, checkers, parity, freshness.
+
+The slow, notebook-running tests (nbval, grading) are in test_course_notebooks.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbclient")
+pytest.importorskip("jupytext")
+
+from mcpkit import dispatch, framing, grading, jsonrpc  # noqa: E402
+from mcpkit.course import build as course_build  # noqa: E402
+from mcpkit.course import grade as course_grade  # noqa: E402
+from mcpkit.course import source as src  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TREES = ("notebooks", "labs", "solutions")
+
+
+@pytest.fixture(autouse=True)
+def _english_checks():
+    grading.set_language("en")
+    yield
+    grading.set_language("en")
+
+
+def built(tree: str, lang: str) -> list[Path]:
+    return sorted((ROOT / tree / lang).glob("*.ipynb"))
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+# --------------------------------------------------------------------------- source conventions
+
+
+def test_language_comments_keep_one_language_and_set_the_checks_language():
+    code = "\n".join([
+        "# [en] Add two numbers.",
+        "# [es] Suma dos números.",
+        "grading.set_language(\"en\")",
+        "    # [es] sangrado",
+        "x = 1  # a comment for everyone",
+    ])
+    assert src.localize_code(code, "en") == (
+        "# Add two numbers.\ngrading.set_language(\"en\")\nx = 1  # a comment for everyone"
+    )
+    assert src.localize_code(code, "es") == (
+        "# Suma dos números.\ngrading.set_language(\"es\")\n    # sangrado\n"
+        "x = 1  # a comment for everyone"
+    )
+
+
+def test_unknown_language_comment_is_an_error():
+    with pytest.raises(src.SourceError, match="unknown language"):
+        src.localize_code("# [fr] bonjour", "en", "here")
+
+
+def test_solution_markers_become_a_stub_at_their_indentation():
+    code = "def f(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION\n"
+    assert src.apply_solution_markers(code, student=False) == "def f(x):\n    return x + 1\n"
+    assert src.apply_solution_markers(code, student=True) == (
+        "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    )
+
+
+@pytest.mark.parametrize("code, message", [
+    ("### BEGIN SOLUTION\nx = 1\n", "never closed"),
+    ("### END SOLUTION\n", "without BEGIN"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n", "nested"),
+])
+def test_broken_solution_markers_are_errors(code, message):
+    with pytest.raises(src.SourceError, match=message):
+        src.apply_solution_markers(code, student=True, where="lab")
+
+
+def _source(*cells: tuple[str, str, dict]) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    for kind, text, metadata in cells:
+        cell = (nbformat.v4.new_markdown_cell(text) if kind == "markdown"
+                else nbformat.v4.new_code_cell(text))
+        cell.metadata.update(metadata)
+        nb.cells.append(cell)
+    return nb
+
+
+def test_render_splits_languages_numbers_cells_and_locks_graded_cells():
+    nb = _source(
+        ("markdown", "Hello", {"lang": "en"}),
+        ("markdown", "Hola", {"lang": "es"}),
+        ("code", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", {}),
+        ("code", "check(f)", {"tags": ["graded"], "points": 3}),
+    )
+    es = src.render(nb, "lab09_demo", "es", "student", "lab")
+    assert [c.id for c in es.cells] == ["lab09_demo-01", "lab09_demo-02", "lab09_demo-03"]
+    assert es.cells[0].source == "Hola"
+    assert es.cells[1].metadata["tags"] == ["exercise"]
+    assert "raise NotImplementedError()" in es.cells[1].source
+    graded = es.cells[2]
+    assert graded.metadata["tags"] == ["graded", "nbval-check-output"]
+    assert graded.metadata["editable"] is False and graded.metadata["deletable"] is False
+    assert graded.metadata["mcpkit"] == {"points": 3}
+    assert es.metadata["mcpkit"]["lang"] == "es"
+    assert "version" not in es.metadata["language_info"]
+
+
+def test_a_prose_cell_without_its_twin_breaks_parity():
+    nb = _source(("markdown", "Only English", {"lang": "en"}), ("code", "x = 1", {}))
+    per_lang = {lang: src.render(nb, "l", lang, "lesson", "lesson") for lang in src.LANGS}
+    with pytest.raises(src.SourceError, match="twin"):
+        src.check_parity(per_lang, "course/lessons/l.py")
+
+
+def test_solution_markers_are_refused_in_lessons():
+    nb = _source(("code", "### BEGIN SOLUTION\nx = 1\n### END SOLUTION", {}))
+    with pytest.raises(src.SourceError, match="labs only"):
+        src.render(nb, "l", "en", "lesson", "lesson")
+
+
+def test_every_course_source_renders_in_both_languages_with_parity():
+    sources = src.discover(ROOT / "course")
+    assert {s.stem for s in sources if s.kind == "lesson"} >= {
+        "00_host_client_server", "01_framing", "02_jsonrpc", "03_dispatch"}
+    assert {s.stem for s in sources if s.kind == "lab"} >= {
+        "lab01_framing", "lab02_jsonrpc", "lab03_dispatch"}
+    for s in sources:
+        nb = src.read_source(s.path)
+        for variant in ("lesson",) if s.kind == "lesson" else ("solution", "student"):
+            per_lang = {lang: src.render(nb, s.stem, lang, variant, s.kind) for lang in src.LANGS}
+            src.check_parity(per_lang, s.stem)
+
+
+# --------------------------------------------------------------------------- the checkers
+
+
+def test_success_is_one_fixed_line_in_each_language(capsys):
+    ok = [grading.CaseResult("a", True), grading.CaseResult("b", True)]
+    grading.run_checks(ok)
+    grading.set_language("es")
+    grading.run_checks(ok)
+    assert capsys.readouterr().out == (
+        "✓ 2/2 checks passed\n✓ 2/2 comprobaciones superadas\n")
+
+
+def test_a_failure_names_the_case_the_input_what_was_expected_and_what_came_back():
+    grading.set_language("es")
+    results = [
+        grading.case("suma", lambda: 1 + 1, 2),
+        grading.case("resta", lambda: 5 - 3, 3, given="5 - 3", hint="cuenta otra vez"),
+    ]
+    with pytest.raises(AssertionError) as info:
+        grading.run_checks(results)
+    report = str(info.value)
+    assert report.splitlines() == [
+        "✗ 1/2 comprobaciones superadas",
+        "  ✓ suma",
+        "  ✗ resta",
+        "      entrada:  5 - 3",
+        "      esperado: 3",
+        "      obtenido: 2",
+        "      pista:    cuenta otra vez",
+    ]
+    assert info.value._render_traceback_() == report.splitlines()
+
+
+def test_an_unstarted_exercise_gets_a_short_report_and_a_hint():
+    def stub():
+        raise NotImplementedError()
+
+    with pytest.raises(AssertionError) as info:
+        grading.run_checks([grading.case("one", stub, 1), grading.case("two", stub, 2)])
+    lines = str(info.value).splitlines()
+    assert lines[0] == "✗ 0/2 checks passed"
+    assert "expected" not in str(info.value)
+    assert lines[-1].startswith("Hint: fill in the cells marked # YOUR CODE HERE")
+
+
+def test_a_case_that_never_ends_is_stopped(monkeypatch):
+    monkeypatch.setattr(grading, "CASE_TIME_LIMIT", 0.2)
+
+    def forever():
+        while True:
+            try:
+                pass
+            except Exception:  # a learner's over-broad except must not swallow the stop
+                pass
+
+    result = grading.case("loop", forever, None)
+    assert not result.ok
+    assert "0.2 s" in result.details[-1]
+
+
+def test_prints_and_logs_from_learner_code_do_not_reach_the_graded_output(capsys):
+    import logging
+
+    def noisy():
+        print("debug!")
+        logging.getLogger("learner").error("oops")
+        return 1
+
+    grading.run_checks([grading.case("quiet", noisy, 1)])
+    captured = capsys.readouterr()
+    assert captured.out == "✓ 1/1 checks passed\n"
+    assert "oops" not in captured.err
+
+
+def test_json_true_is_not_one():
+    assert not grading.case("bool", lambda: True, 1).ok
+    assert not grading.case("int", lambda: [1], [True]).ok
+    assert grading.case("same", lambda: {"a": [1, None]}, {"a": [1, None]}).ok
+
+
+def test_the_lab_checkers_accept_mcpkits_own_layers(capsys):
+    """The labs specify what mcpkit does: its own modules must pass every check."""
+    grading.check_encoders(framing.encode_ndjson, framing.encode_content_length)
+    grading.check_ndjson_decoder(framing.NdjsonDecoder)
+    grading.check_content_length_decoder(framing.ContentLengthDecoder)
+    grading.check_classify(jsonrpc.classify)
+    grading.check_dispatcher(dispatch.Dispatcher)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 5 and all(line.startswith("✓ ") for line in out)
+
+
+def test_setup_check_passes_here(capsys):
+    grading.check_setup()
+    assert capsys.readouterr().out == "✓ 4/4 checks passed\n"
+
+
+# --------------------------------------------------------------------------- restoring cells
+
+
+def test_restore_puts_back_edited_and_deleted_graded_cells():
+    pristine = read(ROOT / "labs" / "en" / "lab01_framing.ipynb")
+    graded = [c for c in pristine.cells if "graded" in c.metadata.get("tags", [])]
+    submission = read(ROOT / "labs" / "en" / "lab01_framing.ipynb")
+    fake = next(c for c in submission.cells if c.id == graded[0].id)
+    fake.source = 'print("✓ 9/9 checks passed")'
+    submission.cells = [c for c in submission.cells if c.id != graded[2].id]
+    assert course_grade.restore(submission, pristine) == 2
+    assert [c.id for c in submission.cells] == [c.id for c in pristine.cells]
+    again = {c.id: c for c in submission.cells}
+    assert all(again[g.id] == g for g in graded)
+
+
+# --------------------------------------------------------------------------- the built trees
+
+
+def test_every_source_has_its_notebooks_in_both_languages():
+    for s in src.discover(ROOT / "course"):
+        trees = ("notebooks",) if s.kind == "lesson" else ("labs", "solutions")
+        for tree in trees:
+            for lang in src.LANGS:
+                assert (ROOT / tree / lang / f"{s.stem}.ipynb").exists(), (tree, lang, s.stem)
+
+
+def test_structural_parity_between_english_and_spanish():
+    for tree in TREES:
+        en, es = built(tree, "en"), built(tree, "es")
+        assert [p.name for p in en] == [p.name for p in es], tree
+        for p_en, p_es in zip(en, es, strict=True):
+            a, b = read(p_en), read(p_es)
+            assert [c.id for c in a.cells] == [c.id for c in b.cells], p_en.name
+            assert [c.cell_type for c in a.cells] == [c.cell_type for c in b.cells]
+            assert [c.metadata for c in a.cells] == [c.metadata for c in b.cells], p_en.name
+            assert src.code_skeleton(a) == src.code_skeleton(b), p_en.name
+            for ca, cb in zip(a.cells, b.cells, strict=True):
+                if ca.cell_type == "code":
+                    assert [o.output_type for o in ca.outputs] == [
+                        o.output_type for o in cb.outputs], (p_en.name, ca.id)
+
+
+def test_graded_cells_are_read_only_and_carry_their_expected_output():
+    for lang in src.LANGS:
+        for path in built("labs", lang):
+            graded = [c for c in read(path).cells if "graded" in c.metadata.get("tags", [])]
+            assert graded, path
+            for cell in graded:
+                assert cell.metadata["editable"] is False and cell.metadata["deletable"] is False
+                assert "nbval-check-output" in cell.metadata["tags"]
+                assert cell.execution_count is not None
+                [out] = cell.outputs
+                word = "checks passed" if lang == "en" else "comprobaciones superadas"
+                assert re.fullmatch(rf"✓ (\d+)/\1 {word}\n", out.text), (path.name, cell.id)
+
+
+def test_labs_hold_no_solutions():
+    for lang in src.LANGS:
+        for path in built("labs", lang):
+            nb = read(path)
+            exercises = [c for c in nb.cells if "exercise" in c.metadata.get("tags", [])]
+            assert exercises, path
+            for cell in nb.cells:
+                assert "### BEGIN SOLUTION" not in cell.source
+                if "graded" not in cell.metadata.get("tags", []) and cell.cell_type == "code":
+                    assert cell.outputs == [] and cell.execution_count is None, (path, cell.id)
+            for cell in exercises:
+                assert "raise NotImplementedError()" in cell.source
+
+
+def test_built_notebooks_are_machine_independent():
+    for tree in TREES:
+        for lang in src.LANGS:
+            for path in built(tree, lang):
+                text = path.read_text(encoding="utf-8")
+                nb = json.loads(text)
+                assert "version" not in nb["metadata"]["language_info"], path
+                assert "widgets" not in nb["metadata"]
+                for cell in nb["cells"]:
+                    assert "execution" not in cell["metadata"]
+                assert str(ROOT) not in text and "/tmp/" not in text and "\x1b[" not in text
+
+
+# English words that Spanish text does not use (nor borrows).
+_ENGLISH = set("""
+the and of with this that these those you your is are was were be been which what when where
+who why how from into will would should could can it its for not by on an or if but then than
+there their they them here just only also each every about does do have has had
+""".split()) - {"has"}  # "has" is Spanish too (tú has)
+
+
+def _prose(markdown: str) -> str:
+    text = re.sub(r"```.*?```", " ", markdown, flags=re.DOTALL)  # code and mermaid blocks
+    text = re.sub(r"`[^`]*`", " ", text)  # inline code
+    text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
+    return text
+
+
+def test_spanish_notebooks_have_no_untranslated_english_prose():
+    offenders = []
+    for tree in TREES:
+        for path in built(tree, "es"):
+            for cell in read(path).cells:
+                if cell.cell_type == "markdown":
+                    prose = _prose(cell.source)
+                elif cell.cell_type == "code":
+                    prose = "\n".join(line for line in cell.source.splitlines()
+                                      if line.lstrip().startswith("# ")
+                                      and line.strip() != "# YOUR CODE HERE")
+                    for out in cell.outputs:
+                        if "checks passed" in out.get("text", ""):
+                            offenders.append((path.name, cell.id, out.text))
+                else:
+                    continue
+                words = re.findall(r"[^\W\d_]+", prose.lower())
+                english = [w for w in words if w in _ENGLISH]
+                if len(english) >= 2:
+                    offenders.append((path.name, cell.id, english))
+    assert offenders == []
+
+
+def test_committed_trees_equal_a_fresh_build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fresh-build")
+    course_build.build(ROOT, out=out)
+    assert course_build.compare_trees(ROOT, out) == [], (
+        "the committed notebooks are out of date: run `mcpkit-course build` and commit")
+
+
+def test_sources_are_in_jupytexts_canonical_form():
+    """Opening a source in JupyterLab and saving it must not rewrite it."""
+    import jupytext
+
+    for s in src.discover(ROOT / "course"):
+        text = s.path.read_text(encoding="utf-8")
+        assert jupytext.writes(jupytext.reads(text, fmt="py:percent"), fmt="py:percent") == text
+
+
+def test_the_english_prose_heuristic_catches_english():
+    words = re.findall(r"[^\W\d_]+", _prose("The decoder returns `x` when the line is done."))
+    assert len([w for w in (w.lower() for w in words) if w in _ENGLISH]) >= 2
+    words = re.findall(r"[^\W\d_]+", _prose("El decodificador devuelve `the x` cuando termina."))
+    assert [w for w in (w.lower() for w in words) if w in _ENGLISH] == []
+
+
+def test_kernel_trouble_is_told_apart_from_a_learners_endless_loop():
+    results = {
+        ("a.ipynb", 0): ("error", "RuntimeError: Kernel died before replying to kernel_info"),
+        ("b.ipynb", 3): ("failure", "Timeout of 60 seconds exceeded executing cell"),
+        ("c.ipynb", 1): ("failure", "Timeout of 5 seconds exceeded waiting for output."),
+        ("d.ipynb", 2): ("passed", ""),
+    }
+    assert course_grade.kernel_troubles(results) == {"a.ipynb", "c.ipynb"}
