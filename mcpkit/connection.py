@@ -243,6 +243,9 @@ class Connection:
         if not runs_on_thread:
             self._serve(ctx)
             return
+        # Only a call on its own thread can be cancelled: an inline one is over before the
+        # reader could read the cancellation. So only these pay for an Event.
+        ctx.cancelled = threading.Event()
         with self._state_lock:
             self.in_flight[request_id] = ctx
         thread = threading.Thread(target=self._serve, args=(ctx,), daemon=True,
@@ -356,7 +359,7 @@ class Connection:
             except mrtr.InputRequired:  # pragma: no cover - legacy asks the client directly
                 raise
         try:
-            if method in _MRTR_METHODS:
+            if method in _MRTR_METHODS and ("requestState" in params or "inputResponses" in params):
                 self._load_round_trip(ctx)
             response = dispatcher.call(request_id, method, params, ctx)
         except JsonRpcError as exc:
@@ -387,9 +390,9 @@ class Connection:
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise InvalidParams('"inputResponses" must be an object keyed like inputRequests')
-        fingerprint = mrtr.request_fingerprint(ctx.method, params)
         asked: dict[str, Any] = {}
         if "requestState" in params:
+            fingerprint = mrtr.request_fingerprint(ctx.method, params)
             payload = self.server.sealer.open(fingerprint, params["requestState"])
             ctx._answers.update(payload.get("answers", {}))
             ctx.state.update(payload.get("state", {}))

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 Send = Callable[[dict[str, Any]], None]
 
+# Shared by every context that cannot be cancelled; nothing ever sets it.
+_NEVER_CANCELLED = threading.Event()
+
 
 class Context:
     """What a handler knows about the request it is serving, and how it talks back.
@@ -54,7 +57,8 @@ class Context:
         self.client_capabilities = client_capabilities
         self.log_level = log_level
         self._send = send
-        self.cancelled = threading.Event()
+        # Replaced by a fresh Event when the call runs on its own thread (the cancellable case).
+        self.cancelled: threading.Event = _NEVER_CANCELLED
         meta = params.get("_meta") or {}
         self.progress_token = meta.get("progressToken")
         # Modern round trips: answers known so far, and the tool's own saved state.

@@ -1,0 +1,230 @@
+"""Round trips per second over stdio: mcpkit, the official SDK, and a raw pipe.
+
+    python bench/bench_stdio.py [--rounds 3] [--quick]
+
+Configurations (each round re-spawns its server, so every round also times start-up):
+
+  raw pipe            a child echoes lines back; the parent writes and a reader thread
+                      hands each line to the waiting caller: the floor for any stdio client
+                      that has a reader thread, with no JSON-RPC at all
+  mcpkit -> stub      mcpkit.client against a stub that answers every request with canned
+                      bytes (no JSON parsing): the client's own cost, to set against the
+                      raw pipe's
+  mcpkit -> mcpkit    mcpkit.client calling a trivial ``echo`` tool on an mcpkit server
+  SDK -> SDK          the official ``mcp`` (2.3.0) client and server, same tool
+  mcpkit -> SDK       mcpkit.client against the SDK server
+  SDK -> mcpkit       the SDK client against the mcpkit server
+
+Every round is a sequence of calls, each waiting for its result (latency-bound, as an
+agent loop is). A noisy machine slows some rounds: the table shows the best and the
+median round. Start-up is spawn to first result (the handshake included); import time is
+measured in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+PY = sys.executable
+
+RAW_CHILD = """
+import sys
+for line in sys.stdin.buffer:
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+"""
+
+STUB_SERVER = r"""
+import re
+import sys
+
+ID = re.compile(rb'"id":(\d+)')
+HEAD = b'{"jsonrpc":"2.0","id":'
+DISCOVER = (b',"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},'
+            b'"ttlMs":0,"cacheScope":"public","resultType":"complete"}}\n')
+RESULT = b',"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}}\n'
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:
+    match = ID.search(line)
+    if match:  # a request (notifications have no id)
+        out.write(HEAD + match.group(1) + (DISCOVER if b'"server/discover"' in line else RESULT))
+        out.flush()
+"""
+
+MCPKIT_SERVER = '''
+from mcpkit import Server
+
+server = Server("bench", "1.0")
+
+
+@server.tool
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+server.run()
+'''
+
+SDK_SERVER = '''
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("bench", version="1.0")
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+mcp.run()
+'''
+
+# A request the size of a real tools/call with modern _meta (about 300 bytes).
+RAW_LINE = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+            b'"arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":'
+            b'"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},'
+            b'"io.modelcontextprotocol/clientInfo":{"name":"mcpkit","version":"0.1.0"}}}}\n')
+
+
+def bench_raw(n: int) -> tuple[float, float]:
+    start = time.perf_counter()
+    child = subprocess.Popen([PY, "-c", RAW_CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, bufsize=0)
+    assert child.stdin and child.stdout
+    arrived = threading.Lock()
+    arrived.acquire()
+    out_fd, in_fd = child.stdout.fileno(), child.stdin.fileno()
+
+    def reader() -> None:
+        while True:
+            data = os.read(out_fd, 65536)
+            if not data:
+                return
+            for _ in range(data.count(b"\n")):
+                arrived.release()
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    os.write(in_fd, RAW_LINE)
+    arrived.acquire()
+    startup = time.perf_counter() - start
+    began = time.perf_counter()
+    for _ in range(n):
+        os.write(in_fd, RAW_LINE)
+        arrived.acquire()
+    rate = n / (time.perf_counter() - began)
+    child.stdin.close()
+    child.wait()
+    thread.join()
+    child.stdout.close()
+    return startup, rate
+
+
+def bench_mcpkit_client(server: list[str], n: int) -> tuple[float, float]:
+    from mcpkit.client import Client
+
+    start = time.perf_counter()
+    with Client(PY, server) as client:
+        client.call_tool("echo", {"text": "hi"})
+        startup = time.perf_counter() - start
+        began = time.perf_counter()
+        for _ in range(n):
+            client.call_tool("echo", {"text": "hi"})
+        rate = n / (time.perf_counter() - began)
+    return startup, rate
+
+
+def bench_sdk_client(server: list[str], n: int) -> tuple[float, float]:
+    from mcp import Client, StdioServerParameters
+
+    async def run() -> tuple[float, float]:
+        start = time.perf_counter()
+        async with Client(StdioServerParameters(command=PY, args=server)) as client:
+            await client.call_tool("echo", {"text": "hi"})
+            startup = time.perf_counter() - start
+            began = time.perf_counter()
+            for _ in range(n):
+                await client.call_tool("echo", {"text": "hi"})
+            return startup, n / (time.perf_counter() - began)
+
+    return asyncio.run(run())
+
+
+def import_time(module: str, runs: int) -> float:
+    """Median seconds to import ``module`` in a fresh interpreter (after Python's own start).
+
+    With bytecode caching on, as users have it (a first, discarded run fills the cache even
+    where PYTHONDONTWRITEBYTECODE is set for development).
+    """
+    code = (f"import time; t = time.perf_counter(); import {module}; "
+            "print(time.perf_counter() - t)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    samples = [float(subprocess.run([PY, "-c", code], capture_output=True, text=True,
+                                    check=True, env=env).stdout) for _ in range(runs + 1)]
+    return statistics.median(samples[1:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="fewer calls per round")
+    options = parser.parse_args()
+    scale = 0.2 if options.quick else 1.0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        mcpkit_server = Path(tmp, "mcpkit_echo.py")
+        mcpkit_server.write_text(MCPKIT_SERVER)
+        sdk_server = Path(tmp, "sdk_echo.py")
+        sdk_server.write_text(SDK_SERVER)
+        stub_server = Path(tmp, "stub.py")
+        stub_server.write_text(STUB_SERVER)
+        configs = {
+            "raw pipe (baseline)": lambda n: bench_raw(n),
+            "mcpkit -> stub": lambda n: bench_mcpkit_client([str(stub_server)], n),
+            "mcpkit -> mcpkit": lambda n: bench_mcpkit_client([str(mcpkit_server)], n),
+            "SDK -> SDK": lambda n: bench_sdk_client([str(sdk_server)], n),
+            "mcpkit -> SDK": lambda n: bench_mcpkit_client([str(sdk_server)], n),
+            "SDK -> mcpkit": lambda n: bench_sdk_client([str(mcpkit_server)], n),
+        }
+        calls = {"raw pipe (baseline)": 20000, "mcpkit -> stub": 20000, "mcpkit -> mcpkit": 5000,
+                 "SDK -> SDK": 500, "mcpkit -> SDK": 1000, "SDK -> mcpkit": 1000}
+        rates: dict[str, list[float]] = {name: [] for name in configs}
+        startups: dict[str, list[float]] = {name: [] for name in configs}
+        for round_ in range(options.rounds):
+            for name, run in configs.items():  # interleaved: load spikes hit every config
+                startup, rate = run(max(50, int(calls[name] * scale)))
+                startups[name].append(startup)
+                rates[name].append(rate)
+                print(f"round {round_ + 1}: {name:<20} {rate:9.0f} rt/s  "
+                      f"start-up {startup * 1000:6.0f} ms", file=sys.stderr)
+
+    raw = max(rates["raw pipe (baseline)"])
+    sdk = max(rates["SDK -> SDK"])
+    print()
+    print(f"{'configuration':<20} {'best rt/s':>10} {'median':>10} {'vs raw':>7} "
+          f"{'vs SDK':>7} {'start-up':>9}")
+    for name in configs:
+        best, median = max(rates[name]), statistics.median(rates[name])
+        start_ms = statistics.median(startups[name]) * 1000
+        print(f"{name:<20} {best:10.0f} {median:10.0f} {best / raw:7.2f} {best / sdk:6.1f}x "
+              f"{start_ms:7.0f} ms")
+    print()
+    runs = 3 if options.quick else 7
+    print(f"{'import (fresh interpreter, median)':<36} {'ms':>6}")
+    for module in ("mcpkit", "mcpkit.client", "mcpkit.host", "mcp"):
+        print(f"  import {module:<28} {import_time(module, runs) * 1000:6.0f}")
+
+
+if __name__ == "__main__":
+    main()

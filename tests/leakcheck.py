@@ -1,0 +1,46 @@
+"""Leak checks shared by the client and host tests: after each test, no extra thread, no
+child process (zombies count) and no extra open file descriptor may be left."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+
+def children() -> set[int]:
+    """Processes whose parent is this one (running or zombie)."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+            found.add(int(entry))
+    return found
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture(autouse=True)
+def no_leaks():
+    threads, kids, fds = set(threading.enumerate()), children(), open_fds()
+    yield
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        extra_threads = set(threading.enumerate()) - threads
+        extra_kids = children() - kids
+        if not extra_threads and not extra_kids and open_fds() <= fds:
+            break
+        time.sleep(0.02)
+    assert not extra_threads, f"threads left running: {extra_threads}"
+    assert not extra_kids, f"child processes left (zombies count): {extra_kids}"
+    assert open_fds() <= fds, "file descriptors left open"
