@@ -80,6 +80,13 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    protocol_out = None
+    if not args.http:
+        # Set stdout aside before the target is imported: a print() at import time must
+        # reach stderr, not the wire.
+        from .transports.stdio import claim_stdout
+
+        protocol_out, restore = claim_stdout()
     try:
         server = load_target(args.target)
     except TargetError as exc:
@@ -95,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from .transports.stdio import serve_stdio
 
-    serve_stdio(server, framing=args.framing, max_message_size=args.max_message_size)
+    try:
+        serve_stdio(server, stdout=protocol_out, framing=args.framing,
+                    max_message_size=args.max_message_size)
+    finally:
+        restore()
     return 0
 
 

@@ -469,7 +469,9 @@ class Server:
             raise
         except Exception as exc:
             log.info("tool %s raised %s: %s", name, type(exc).__name__, exc)
-            return content_mod.error_result(f"{type(exc).__name__}: {exc}").to_dict()
+            # KeyError's str() is the repr of its key; the message reads better bare.
+            detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            return content_mod.error_result(f"{type(exc).__name__}: {detail}").to_dict()
         return self._tool_result(tool, value, ctx.version)
 
     def _tool_result(self, tool: Tool, value: Any, version: str) -> dict[str, Any]:

@@ -360,6 +360,7 @@ def test_stdout_carries_only_protocol_messages(peer_factory):
     assert peer.close() == 0
     assert all(json.loads(line) for line in peer.raw_lines)
     assert "must not corrupt" in peer.stderr and "nor this raw write" in peer.stderr
+    assert "an import-time print" in peer.stderr  # printed before the server even ran
 
 
 def test_content_length_framing(peer_factory):

@@ -11,6 +11,7 @@ import threading
 from typing import Annotated
 
 from mcpkit import Server
+from mcpkit.jsonrpc import InvalidParams
 
 server = Server(
     "notes",
@@ -62,7 +63,7 @@ def notes_search(
     return hits[:limit]
 
 
-@server.tool(title="Create a note", idempotent=False)
+@server.tool(title="Create a note", destructive=False, idempotent=False)
 def notes_create(title: str, body: str) -> str:
     """Create a note and return its id.
 
@@ -109,6 +110,9 @@ def review_note(id: str) -> list[dict]:
         id: The note to review.
     """
     uri = f"notes://{id}"
+    with _lock:
+        if id not in _notes:
+            raise InvalidParams(f"no note with id {id}", {"id": id})
     return [
         {"role": "user", "content": {"type": "resource", "resource": {
             "uri": uri, "mimeType": "text/markdown", "text": read_note(id)}}},

@@ -26,17 +26,23 @@ READ_SIZE = 64 * 1024
 def serve_stdio(
     server: Server,
     stdin: BinaryIO | None = None,
-    stdout: BinaryIO | None = None,
+    stdout: BinaryIO | int | None = None,
     framing: str = "ndjson",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> None:
-    """Serve until end of input. With no streams given, uses this process's stdin/stdout."""
+    """Serve until end of input. With no streams given, uses this process's stdin/stdout.
+
+    ``stdout`` may be a binary stream or a file descriptor already set aside with
+    :func:`claim_stdout` (as ``mcpkit serve`` does before it imports the server).
+    """
     encode = encoder_for(framing)
     decoder = decoder_for(framing, max_message_size)
     restore = None
     if stdout is None:
-        out_fd, restore = _claim_stdout()
+        out_fd, restore = claim_stdout()
         write = _fd_writer(out_fd)
+    elif isinstance(stdout, int):
+        write = _fd_writer(stdout)
     else:
         write = _stream_writer(stdout)
     read = _fd_reader(0) if stdin is None else _stream_reader(stdin)
@@ -75,7 +81,7 @@ def serve_stdio(
             restore()
 
 
-def _claim_stdout() -> tuple[int, Any]:
+def claim_stdout() -> tuple[int, Any]:
     """Keep fd 1 for protocol output only; send everything else written to it to stderr."""
     sys.stdout.flush()
     out_fd = os.dup(1)

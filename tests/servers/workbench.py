@@ -98,3 +98,5 @@ def greeting() -> str:
 def greet(name: str, style: str = "plain") -> str:
     """Greet someone."""
     return f"Say hello to {name} in a {style} way."
+
+print("an import-time print must reach stderr, not the wire")
