@@ -161,6 +161,65 @@ def bench_sdk_client(server: list[str], n: int) -> tuple[float, float]:
     return asyncio.run(run())
 
 
+def _peak_rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def server_memory(server: list[str], n: int) -> int:
+    """Peak RSS (KiB) of a server process after the handshake and ``n`` calls."""
+    child = subprocess.Popen([PY, *server], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+    assert child.stdin and child.stdout
+    init = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+            b'"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n')
+    child.stdin.write(init)
+    child.stdin.flush()
+    child.stdout.readline()
+    child.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    call = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
+            b'"arguments":{"text":"hi"}}}\n')
+    for i in range(1, n + 1):
+        child.stdin.write(call % i)
+        child.stdin.flush()
+        child.stdout.readline()
+    peak = _peak_rss_kib(child.pid)
+    child.stdin.close()
+    child.wait(30)
+    child.stdout.close()
+    return peak
+
+
+CLIENT_MEMORY = """
+import resource, sys
+mode, server = sys.argv[1], sys.argv[2:]
+if mode == "mcpkit":
+    from mcpkit.client import Client
+    with Client(sys.executable, server) as client:
+        for _ in range(200):
+            client.call_tool("echo", {"text": "hi"})
+else:
+    import asyncio
+    from mcp import Client, StdioServerParameters
+    async def run():
+        async with Client(StdioServerParameters(command=sys.executable, args=server)) as c:
+            for _ in range(200):
+                await c.call_tool("echo", {"text": "hi"})
+    asyncio.run(run())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def client_memory(mode: str, server: list[str]) -> int:
+    """Peak RSS (KiB) of a fresh client process after 200 calls."""
+    out = subprocess.run([PY, "-c", CLIENT_MEMORY, mode, *server], capture_output=True,
+                         text=True, check=True).stdout
+    return int(out.split()[-1])
+
+
 def import_time(module: str, runs: int) -> float:
     """Median seconds to import ``module`` in a fresh interpreter (after Python's own start).
 
@@ -201,6 +260,15 @@ def main() -> None:
                  "SDK -> SDK": 500, "mcpkit -> SDK": 1000, "SDK -> mcpkit": 1000}
         rates: dict[str, list[float]] = {name: [] for name in configs}
         startups: dict[str, list[float]] = {name: [] for name in configs}
+        baseline = int(subprocess.run([PY, "-c", "import resource; print(resource.getrusage("
+                                      "resource.RUSAGE_SELF).ru_maxrss)"],
+                                     capture_output=True, text=True).stdout)
+        memory = {
+            "server: mcpkit": server_memory([str(mcpkit_server)], 2000),
+            "server: SDK": server_memory([str(sdk_server)], 2000),
+            "client: mcpkit": client_memory("mcpkit", [str(mcpkit_server)]),
+            "client: SDK": client_memory("sdk", [str(sdk_server)]),
+        }
         for round_ in range(options.rounds):
             for name, run in configs.items():  # interleaved: load spikes hit every config
                 startup, rate = run(max(50, int(calls[name] * scale)))
@@ -219,6 +287,12 @@ def main() -> None:
         start_ms = statistics.median(startups[name]) * 1000
         print(f"{name:<20} {best:10.0f} {median:10.0f} {best / raw:7.2f} {best / sdk:6.1f}x "
               f"{start_ms:7.0f} ms")
+    print()
+    print(f"{'peak RSS (MiB)':<36} {'MiB':>6} {'vs SDK':>7}")
+    print(f"  {'bare python (baseline)':<34} {baseline / 1024:6.1f}")
+    for name, kib in memory.items():
+        peer = memory[name.split(":")[0] + ": SDK"]
+        print(f"  {name:<34} {kib / 1024:6.1f} {kib / peer:7.2f}")
     print()
     runs = 3 if options.quick else 7
     print(f"{'import (fresh interpreter, median)':<36} {'ms':>6}")
