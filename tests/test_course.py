@@ -128,9 +128,9 @@ def test_solution_markers_are_refused_in_lessons():
 def test_every_course_source_renders_in_both_languages_with_parity():
     sources = src.discover(ROOT / "course")
     assert {s.stem for s in sources if s.kind == "lesson"} >= {
-        "00_host_client_server", "01_framing", "02_jsonrpc", "03_dispatch"}
+        "00_host_client_server", "01_framing", "02_jsonrpc", "03_dispatch", "04_server"}
     assert {s.stem for s in sources if s.kind == "lab"} >= {
-        "lab01_framing", "lab02_jsonrpc", "lab03_dispatch"}
+        "lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server"}
     for s in sources:
         nb = src.read_source(s.path)
         for variant in ("lesson",) if s.kind == "lesson" else ("solution", "student"):
@@ -227,6 +227,65 @@ def test_the_lab_checkers_accept_mcpkits_own_layers(capsys):
     grading.check_dispatcher(dispatch.Dispatcher)
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 5 and all(line.startswith("✓ ") for line in out)
+
+
+def _lab04(**edits: tuple[str, str]) -> dict:
+    """Lab 04's solution, run in-process (setup and exercise cells), with text replaced in the
+    named functions' cells (``add_tools=("old", "new")``) to make plausible mistakes."""
+    nb = src.render(src.read_source(ROOT / "course" / "labs" / "lab04_server.py"),
+                    "lab04_server", "en", "solution", "lab")
+    namespace: dict = {}
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or not {"setup", "exercise"} & set(tags):
+            continue
+        code = cell.source
+        for name, (old, new) in edits.items():
+            if f"def {name}(" in code:
+                assert old in code, (name, old)
+                code = code.replace(old, new)
+        exec(compile(code, cell.id, "exec"), namespace)
+    grading.set_language("en")
+    return namespace
+
+
+def test_the_notes_server_checkers_pass_the_solution(capsys):
+    lab = _lab04()
+    grading.check_note_tools(lab["add_tools"])
+    grading.check_note_resources(lab["add_resources"])
+    grading.check_notes_server(lab["make_notes_server"])
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and all(re.fullmatch(r"✓ (\d+)/\1 checks passed", line) for line in out)
+
+
+@pytest.mark.parametrize("function, edit, checker, failed", [
+    ("add_tools", (".casefold()", ""), "check_note_tools",
+     ["notes_search finds a title whatever its case",
+      "notes_search looks in the body too, case-insensitively",
+      "notes_search: accented capitals match too"]),
+    ("add_tools", ("found[:limit]", "found"), "check_note_tools",
+     ["notes_search: limit caps the number of results",
+      "notes_search: at most 10 results by default"]),
+    ("add_tools", ("str(next(ids))", "str(len(notes) + 1)"), "check_note_tools",
+     ["ids are never reused, even after deleting the newest note"]),
+    ("add_tools", ("destructive=False, ", ""), "check_note_tools",
+     ["notes_create only adds (destructiveHint false)"]),
+    ("add_tools", ("def notes_delete(id: str)", "def notes_delete(id: int | str)"),
+     "check_note_tools",
+     ["notes_delete: id is a string (ids are strings)"]),
+    ("add_resources", ("raise InvalidParams(", "raise KeyError("), "check_note_resources",
+     ["review_note of an unknown note: protocol error -32602, not a crash"]),
+    ("make_notes_server", ("add_resources(server, notes)", "add_resources(server, dict(notes))"),
+     "check_notes_server",
+     ["tools and resources share the notes: a created note can be read"]),
+], ids=["case-sensitive-search", "no-limit", "reused-ids", "create-not-additive", "int-id",
+        "prompt-keyerror", "separate-stores"])
+def test_the_notes_server_checkers_catch_plausible_mistakes(function, edit, checker, failed):
+    lab = _lab04(**{function: edit})
+    with pytest.raises(AssertionError) as info:
+        getattr(grading, checker)(lab[function])
+    report = str(info.value)
+    assert [line[4:] for line in report.splitlines() if line.startswith("  ✗ ")] == failed, report
 
 
 def test_setup_check_passes_here(capsys):
