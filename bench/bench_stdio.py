@@ -194,7 +194,7 @@ def server_memory(server: list[str], n: int) -> int:
 
 
 CLIENT_MEMORY = """
-import resource, sys
+import sys
 mode, server = sys.argv[1], sys.argv[2:]
 if mode == "mcpkit":
     from mcpkit.client import Client
@@ -209,7 +209,8 @@ else:
             for _ in range(200):
                 await c.call_tool("echo", {"text": "hi"})
     asyncio.run(run())
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: ru_maxrss survives exec, so it would report the bench's own size.
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
 
 
@@ -260,9 +261,10 @@ def main() -> None:
                  "SDK -> SDK": 500, "mcpkit -> SDK": 1000, "SDK -> mcpkit": 1000}
         rates: dict[str, list[float]] = {name: [] for name in configs}
         startups: dict[str, list[float]] = {name: [] for name in configs}
-        baseline = int(subprocess.run([PY, "-c", "import resource; print(resource.getrusage("
-                                      "resource.RUSAGE_SELF).ru_maxrss)"],
-                                     capture_output=True, text=True).stdout)
+        baseline = int(subprocess.run(
+            [PY, "-c", "print(next(line.split()[1] for line in open('/proc/self/status') "
+                       "if line.startswith('VmHWM:')))"],
+            capture_output=True, text=True, check=True).stdout)
         memory = {
             "server: mcpkit": server_memory([str(mcpkit_server)], 2000),
             "server: SDK": server_memory([str(sdk_server)], 2000),
