@@ -232,7 +232,7 @@ class Connection:
         if ctx is None:  # initialize was handled
             return
         needed = _CAPABILITY_FOR_METHOD.get(method.split("/")[0])
-        if needed and needed not in self.server.capabilities():
+        if needed and not self.server.offers(needed):
             # A method of a feature the server does not offer is unknown to it.
             reply(jsonrpc.error_response_from(request_id, jsonrpc.MethodNotFound(method)))
             return
@@ -248,7 +248,7 @@ class Connection:
         ctx.cancelled = threading.Event()
         with self._state_lock:
             self.in_flight[request_id] = ctx
-        thread = threading.Thread(target=self._serve, args=(ctx,), daemon=True,
+        thread = threading.Thread(target=self._serve_on_thread, args=(ctx,), daemon=True,
                                   name=f"mcpkit-call-{request_id}")
         self._threads.add(thread)
         thread.start()
@@ -335,13 +335,16 @@ class Connection:
         reply(jsonrpc.result_response(request_id, result))
 
     def _serve(self, ctx: Context) -> None:
-        """Run one request and send its response (on the reader or a call thread)."""
-        request_id = ctx.request_id
+        """Run one request on the reader and send its response (the fast path)."""
+        ctx._send(self._run(ctx))
+
+    def _serve_on_thread(self, ctx: Context) -> None:
+        """Run one request on its own thread: it may be cancelled, and is tracked till done."""
         try:
             response = self._run(ctx)
         finally:
             with self._state_lock:
-                self.in_flight.pop(request_id, None)
+                self.in_flight.pop(ctx.request_id, None)
                 self._threads.discard(threading.current_thread())
         if ctx.cancelled.is_set():
             return  # the spec: no response to a cancelled request

@@ -348,15 +348,28 @@ class Server:
 
     # -- capabilities and change notifications ------------------------------------------
 
+    def offers(self, capability: str) -> bool:
+        """Whether the server has what a capability advertises (checked on every request)."""
+        if capability == "tools":
+            return bool(self.tools)
+        if capability == "resources":
+            return bool(self.resources or self.templates)
+        if capability == "prompts":
+            return bool(self.prompts)
+        if capability == "completions":
+            return bool(self.completers or self.prompts or self.templates)
+        return capability == "logging"
+
     def capabilities(self) -> dict[str, Any]:
+        """The capabilities object: only what is registered right now is advertised."""
         caps: dict[str, Any] = {"logging": {}}
-        if self.completers or self.prompts or self.templates:
+        if self.offers("completions"):
             caps["completions"] = {}
-        if self.tools:
+        if self.offers("tools"):
             caps["tools"] = {"listChanged": True}
-        if self.resources or self.templates:
+        if self.offers("resources"):
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.prompts:
+        if self.offers("prompts"):
             caps["prompts"] = {"listChanged": True}
         return caps
 

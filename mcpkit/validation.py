@@ -101,9 +101,10 @@ def _compile(schema: Any) -> Check:
         except (KeyError, TypeError):
             raise UnsupportedSchema(schema) from None
         wanted = " or ".join(names)
+        only = tests[0] if len(tests) == 1 else None
 
         def check_type(value: Any, path: str) -> list[str]:
-            if any(test(value) for test in tests):
+            if only(value) if only else any(test(value) for test in tests):
                 return []
             return [f"{_where(path)}{value!r} is not of type {wanted}"]
 
