@@ -36,8 +36,11 @@ shift || true
 case "$cmd" in
     lab)
         setup "course,http"
+        extra=()
+        # Jupyter refuses to run as root unless told; containers often run as root.
+        [ "$(id -u)" -eq 0 ] && extra+=(--allow-root)
         exec "$VENV/bin/jupyter" lab --notebook-dir="$PWD" \
-            --LabApp.default_url="/lab/tree/notebooks" "$@"
+            --LabApp.default_url="/lab/tree/notebooks" "${extra[@]}" "$@"
         ;;
     test)
         setup "dev,course,http"
