@@ -29,6 +29,14 @@ setup() {
         "$VENV/bin/python" -m pip uninstall -q -y rfc3987-syntax >/dev/null 2>&1 || true
         echo "$want" >"$stamp"
     fi
+    # JupyterLab settings for the course: no news or update pop-ups over the lessons.
+    local settings="$VENV/share/jupyter/lab/settings"
+    mkdir -p "$settings"
+    [ -f "$settings/overrides.json" ] || cat >"$settings/overrides.json" <<'JSON'
+{
+  "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}
+}
+JSON
 }
 
 cmd="${1:-lab}"
@@ -36,6 +44,9 @@ shift || true
 case "$cmd" in
     lab)
         setup "course,http"
+        # Terminals opened in JupyterLab then find the course's pytest and mcpkit commands.
+        case "$VENV" in /*) bin="$VENV/bin" ;; *) bin="$PWD/$VENV/bin" ;; esac
+        export PATH="$bin:$PATH"
         extra=()
         # Jupyter refuses to run as root unless told; containers often run as root.
         [ "$(id -u)" -eq 0 ] && extra+=(--allow-root)
