@@ -1,11 +1,15 @@
-"""An MCP client session: one connection to one stdio server, with a blocking API.
+"""An MCP client session: one connection to one server, with a blocking API.
 
     with Client("python", ["-m", "mcpkit", "serve", "mcpkit.examples.notes:server"]) as notes:
         notes.list_tools()
         result = notes.call_tool("notes_search", {"query": "mcp"})
 
-The API blocks the calling thread and uses no event loop, so it works the same in a
-script and in a Jupyter kernel (which already runs one).
+    with Client(url="http://127.0.0.1:8000/mcp") as notes:    # streamable HTTP
+        notes.list_tools()
+
+The API blocks the calling thread and uses no event loop of the caller's, so it works the
+same in a script and in a Jupyter kernel (which already runs one). Over HTTP the messages
+travel through :mod:`mcpkit.transports.http_client`; everything below is the same.
 
 Theory of operation
 -------------------
@@ -22,6 +26,12 @@ Threads. Next to the caller's, a session runs:
   because it may wait for a human;
 - the stderr **drain**, owned by :class:`~mcpkit.transports.process.ServerProcess`.
 
+Over HTTP there is no reader and no drain: the transport's I/O thread hands each message
+to :meth:`Client._receive`, which does the reader's job (and a failed exchange to
+:meth:`Client._on_http_failure`). Cancelling is closing the request's stream (2026-07-28),
+or ``notifications/cancelled`` (legacy); the end of the session is the server becoming
+unreachable or ending the legacy session, rather than end of stream.
+
 State:
 
 - ``_pending`` maps request id -> :class:`PendingRequest`. An entry is added before the
@@ -29,9 +39,10 @@ State:
   caller (timeout or cancel) or the reader at end of stream (all of them, failed with
   :class:`ConnectionClosed`). ``dict.pop`` is atomic, so exactly one of them wins.
 - The era is decided once, at :meth:`Client.connect` (``server/discover`` probe, falling
-  back to ``initialize`` as the 2026-07-28 stdio rules say) and kept for the life of the
-  process. In the modern era every request carries ``params._meta``; ``_base_meta`` is
-  that object, built once (and ``_meta_json`` its encoding, spliced into each request).
+  back to ``initialize`` as the 2026-07-28 stdio and HTTP rules say) and kept for the
+  life of the process (or HTTP session). In the modern era every request carries
+  ``params._meta``; ``_base_meta`` is that object, built once (and ``_meta_json`` its
+  encoding, spliced into each request).
 - List caches (tools, prompts, resources) stay valid while the server can tell us about
   changes (a legacy ``listChanged`` capability, or a modern ``subscriptions/listen``
   stream it acknowledged); otherwise for the ``ttlMs`` the server gave. The reader marks
@@ -40,6 +51,7 @@ State:
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import json
 import logging
@@ -48,7 +60,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from . import jsonrpc, versions
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, decoder_for, encoder_for
@@ -63,9 +76,13 @@ from .versions import (
     META_SUBSCRIPTION_ID,
 )
 
+if TYPE_CHECKING:
+    from .transports.http_client import HttpFailure, HttpTransport
+
 __all__ = [
     "Client",
     "ConnectionClosed",
+    "HttpError",
     "PendingRequest",
     "ProtocolError",
     "RequestCancelled",
@@ -124,7 +141,8 @@ class SessionError(Exception):
 
 
 class ConnectionClosed(SessionError, ConnectionError):
-    """The server's process ended, or closed its stdout. The session is dead."""
+    """The server's process ended, or closed its stdout; over HTTP, the server cannot be
+    reached or ended the session. The session is dead."""
 
     def __init__(
         self,
@@ -133,16 +151,21 @@ class ConnectionClosed(SessionError, ConnectionError):
         stderr_tail: Sequence[str] = (),
         reason: str = "the server closed the connection",
         method: str | None = None,
+        url: str | None = None,
     ) -> None:
         self.server = server
         self.returncode = returncode
         self.stderr_tail = list(stderr_tail)
         self.reason = reason
         self.method = method
+        self.url = url
         super().__init__(self._describe())
 
     def _describe(self) -> str:
-        text = f"server {self.server!r}: {self.reason} ({describe_exit(self.returncode)})"
+        if self.url is not None:
+            text = f"server {self.server!r} ({self.url}): {self.reason}"
+        else:
+            text = f"server {self.server!r}: {self.reason} ({describe_exit(self.returncode)})"
         if self.method:
             text += f" while waiting for {self.method}"
         if self.stderr_tail:
@@ -151,7 +174,20 @@ class ConnectionClosed(SessionError, ConnectionError):
 
     def for_method(self, method: str) -> ConnectionClosed:
         return ConnectionClosed(self.server, self.returncode, self.stderr_tail, self.reason,
-                                method)
+                                method, self.url)
+
+
+class HttpError(SessionError):
+    """An HTTP exchange gave no JSON-RPC answer: an error ``status`` with no JSON-RPC body
+    (401 and 403 always land here), or a response stream that ended before its answer
+    (``status`` None)."""
+
+    def __init__(self, message: str, status: int | None = None, method: str | None = None,
+                 url: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.method = method
+        self.url = url
 
 
 class RequestTimeout(SessionError, TimeoutError):
@@ -309,6 +345,10 @@ class Subscription:
         self.active = False
         self.error = error
         self._acknowledged.set()
+        if self is self.client._change_listen:
+            # No more news about list changes: cached lists now last their ttlMs only.
+            self.client._change_listen = None
+            self.client._change_channel.clear()
 
     def close(self) -> None:
         if self.active:
@@ -328,27 +368,36 @@ class Subscription:
 
 
 class Client:
-    """A session with one MCP server run as a child process over stdio.
+    """A session with one MCP server: a child process over stdio, or a URL over HTTP.
 
     ``command`` and ``args`` start the server (``command`` may also be a list holding
-    both). ``version`` forces a revision ("2025-06-18", or "legacy"/"modern" for the
-    latest of an era); by default the era is probed. ``sampling``, ``elicitation`` and
-    ``roots`` answer the server's questions (they also decide the capabilities the client
-    declares): ``sampling(params) -> CreateMessageResult``, ``elicitation(params) ->
-    ElicitResult``, ``roots`` a list of roots or a function returning one.
+    both). ``url`` instead reaches a streamable HTTP endpoint (a ``command`` that is an
+    ``http(s)://`` URL means the same); ``headers`` go with every request, and ``token``
+    (or the environment variable named by ``token_env``) is sent as
+    ``Authorization: Bearer``. ``version`` forces a revision ("2025-06-18", or
+    "legacy"/"modern" for the latest of an era); by default the era is probed.
+    ``sampling``, ``elicitation`` and ``roots`` answer the server's questions (they also
+    decide the capabilities the client declares): ``sampling(params) ->
+    CreateMessageResult``, ``elicitation(params) -> ElicitResult``, ``roots`` a list of
+    roots or a function returning one.
 
     Callbacks run on the dispatcher thread: ``on_notification(method, params)`` for every
     notification, ``on_log(params)`` for log messages (default: the ``mcpkit.client``
     logger), ``on_list_changed(kind)`` after a changed list was re-fetched.
-    ``on_closed(client, error)`` runs on the reader thread when the server goes away
-    unasked; it must not block.
+    ``on_closed(client, error)`` runs when the server goes away unasked (on the reader
+    thread for stdio, where it must not block; on a thread of its own for HTTP).
     """
 
     def __init__(
         self,
-        command: str | Sequence[str],
+        command: str | Sequence[str] | None = None,
         args: Sequence[str] = (),
         *,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        token: str | None = None,
+        token_env: str | None = None,
+        connect_timeout: float = 10.0,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         inherit_env: bool = True,
@@ -373,9 +422,19 @@ class Client:
         shutdown_timeouts: tuple[float, float, float] = (2.0, 2.0, 2.0),
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
-        if not isinstance(command, str):
+        if url is None and isinstance(command, str) and command.startswith(
+                ("http://", "https://")):
+            url, command = command, None
+        if (command is None) == (url is None):
+            raise ValueError("give either a command (a stdio server) or a url (HTTP)")
+        if command is not None and not isinstance(command, str):
             command, *more = command
             args = [*more, *args]
+        if token_env is not None and token is None:
+            token = os.environ.get(token_env)
+            if not token:
+                raise ValueError(f"the environment variable {token_env} (the bearer token for "
+                                 f"{url}) is not set")
         if version in ("legacy", "modern"):
             version = versions.LATEST_LEGACY_VERSION if version == "legacy" \
                 else versions.LATEST_VERSION
@@ -386,7 +445,9 @@ class Client:
             raise ValueError(f"unknown log level {log_level!r}")
         self.command = command
         self.args = list(args)
-        self.name = name or _guess_name(command, self.args)
+        self.url = url
+        self.name = name or (_guess_name(command, self.args) if command is not None
+                             else _name_from_url(url or ""))
         self.requested_version = version
         self.timeout = timeout
         self.probe_timeout = probe_timeout
@@ -411,9 +472,21 @@ class Client:
         self.instructions: str | None = None
         self.junk_lines = 0  # stdout lines that were not JSON-RPC
 
-        self._process = ServerProcess(command, self.args, env=env, cwd=cwd,
-                                      inherit_env=inherit_env, name=self.name,
-                                      stderr_lines=stderr_lines, on_stderr=on_stderr)
+        # The wire: a child process, or (imported only then: httpx) an HTTP transport.
+        self._process: ServerProcess | None = None
+        self._http: HttpTransport | None = None
+        if url is not None:
+            from .transports.http_client import HttpTransport
+
+            self._http = HttpTransport(url, on_message=self._receive,
+                                       on_failure=self._on_http_failure, headers=headers,
+                                       token=token, name=self.name,
+                                       connect_timeout=connect_timeout)
+        else:
+            assert command is not None
+            self._process = ServerProcess(command, self.args, env=env, cwd=cwd,
+                                          inherit_env=inherit_env, name=self.name,
+                                          stderr_lines=stderr_lines, on_stderr=on_stderr)
         self._encode = encoder_for(framing)
         self._decoder = decoder_for(framing, max_message_size)
         self._ids = itertools.count(1)
@@ -428,6 +501,7 @@ class Client:
         self._helpers: set[threading.Thread] = set()  # legacy server-request threads
         self._reader_done = threading.Event()
         self._dead: ConnectionClosed | None = None
+        self._dead_lock = threading.Lock()
         self._started = False
         self._closing = False
         self._close_lock = threading.Lock()
@@ -450,15 +524,20 @@ class Client:
             raise RuntimeError("this client was already connected; make a new one")
         self._started = True
         try:
-            self._process.start()
+            if self._http is not None:
+                self._http.start()
+            else:
+                assert self._process is not None
+                self._process.start()
         except BaseException:
             self._closed = self._closing = True
             raise
-        self._reader = threading.Thread(target=self._read_loop, daemon=True,
-                                        name=f"mcpkit-reader-{self.name}")
+        if self._process is not None:
+            self._reader = threading.Thread(target=self._read_loop, daemon=True,
+                                            name=f"mcpkit-reader-{self.name}")
+            self._reader.start()
         self._dispatcher = threading.Thread(target=self._dispatch_loop, daemon=True,
                                             name=f"mcpkit-callbacks-{self.name}")
-        self._reader.start()
         self._dispatcher.start()
         try:
             self._handshake()
@@ -486,19 +565,20 @@ class Client:
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid
+        return self._process.pid if self._process is not None else None
 
     @property
     def returncode(self) -> int | None:
-        return self._process.returncode
+        return self._process.returncode if self._process is not None else None
 
     def stderr_tail(self, lines: int | None = None) -> list[str]:
-        """The last lines the server wrote to stderr."""
-        return self._process.stderr_tail(lines)
+        """The last lines the server wrote to stderr (none over HTTP)."""
+        return self._process.stderr_tail(lines) if self._process is not None else []
 
     def close(self) -> None:
         """End the session: stop the server (stdin EOF, SIGTERM, SIGKILL), reap it, stop
-        the threads. Requests still waiting fail with ConnectionClosed. Idempotent."""
+        the threads; over HTTP, close every stream and end a legacy session (DELETE).
+        Requests still waiting fail with ConnectionClosed. Idempotent."""
         with self._close_lock:
             if self._closed:
                 return
@@ -506,6 +586,10 @@ class Client:
         self._closing = True
         if not self._started:
             return
+        if self._http is not None:
+            self._close_http()
+            return
+        assert self._process is not None
         if self._dead is None:
             for sub in list(self._listens.values()):  # end listen streams politely
                 self._send_cancel(sub.id, "the client is closing")
@@ -526,6 +610,18 @@ class Client:
         if reader is None or not reader.is_alive():
             self._process.close()
 
+    def _close_http(self) -> None:
+        assert self._http is not None
+        self._http.close()  # ends listen streams too: over HTTP that is how they end
+        self._fail_all(ConnectionClosed(self.name, None, (), "the session was closed",
+                                        url=self.url))
+        me = threading.current_thread()
+        if self._dispatcher is not None and self._dispatcher is not me:
+            self._dispatcher.join(2.0)
+        for helper in list(self._helpers):
+            if helper is not me:
+                helper.join(0.5)
+
     # -- the era -----------------------------------------------------------------------
 
     def _handshake(self) -> None:
@@ -538,12 +634,14 @@ class Client:
             self._initialize(forced)
 
     def _probe(self) -> None:
-        """Modern or legacy? The stdio backward-compatibility rules of 2026-07-28:
+        """Modern or legacy? The backward-compatibility rules of 2026-07-28:
 
         a DiscoverResult, or -32022 (unsupported version) means modern: retry -32022 with
         a version from ``error.data.supported`` and do not fall back (unless that list
         offers only legacy versions). Any other error, or silence until the probe
-        timeout, means legacy: ``initialize``.
+        timeout, means legacy: ``initialize``. Over HTTP, a 400, 404 or 405 without a
+        JSON-RPC error in the body means legacy too (401 and 403 are raised: no era
+        would get further without credentials).
         """
         version = versions.LATEST_VERSION
         for attempt in range(2):
@@ -557,11 +655,19 @@ class Client:
                          self.name, self.probe_timeout)
                 self._initialize(None, reprobe=attempt == 0)
                 return
+            except HttpError as exc:
+                if exc.status not in (400, 404, 405):
+                    raise
+                log.info("%s: server/discover got HTTP %s: legacy server", self.name,
+                         exc.status)
+                self._initialize(None)
+                return
             except ServerError as exc:
                 if exc.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
                     supported = _supported_versions(exc.data)
                     mutual = [v for v in versions.MODERN_VERSIONS[::-1] if v in supported]
-                    if mutual and mutual[0] != version and attempt == 0:
+                    # Retried once, even with the same version if the server lists it.
+                    if mutual and attempt == 0:
                         version = mutual[0]
                         continue
                     if any(v in versions.LEGACY_VERSIONS for v in supported):
@@ -597,10 +703,21 @@ class Client:
             return
 
     def _discover(self, version: str) -> None:
-        """Forced modern: ask for capabilities; no fallback."""
-        result = self._start("server/discover", {"_meta": self._meta_for(version)},
-                             stamp=False).result(self.probe_timeout)
-        self._adopt_modern(version, result)
+        """Forced modern: ask for capabilities; no fallback, but a -32022 is retried once
+        with a version the server says it supports."""
+        for attempt in range(2):
+            try:
+                result = self._start("server/discover", {"_meta": self._meta_for(version)},
+                                     stamp=False).result(self.probe_timeout)
+            except ServerError as exc:
+                supported = _supported_versions(exc.data)
+                mutual = [v for v in versions.MODERN_VERSIONS[::-1] if v in supported]
+                if exc.code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION or not mutual or attempt:
+                    raise
+                version = mutual[0]
+                continue
+            self._adopt_modern(version, result)
+            return
 
     def _adopt_modern(self, version: str, discovered: dict[str, Any]) -> None:
         self.era = "modern"
@@ -640,6 +757,8 @@ class Client:
             announced = (self.server_capabilities.get(feature) or {}).get("listChanged")
             self._change_channel[feature] = announced is True
         self.notify("notifications/initialized")
+        if self._http is not None:
+            self._http.open_event_stream()  # what the server sends outside any request
         if self.log_level is not None and "logging" in self.server_capabilities:
             self.request("logging/setLevel", {"level": self.log_level})
 
@@ -680,8 +799,9 @@ class Client:
         notify_cancel: bool = True,
     ) -> PendingRequest:
         request_id = next(self._ids)
-        if stamp and self._meta_json is not None and on_progress is None \
-                and "_meta" not in params:
+        message: dict[str, Any] | None = None
+        if self._http is None and stamp and self._meta_json is not None \
+                and on_progress is None and "_meta" not in params:
             data = self._encode_modern(request_id, method, params)  # the common case
         else:
             if stamp:
@@ -697,18 +817,30 @@ class Client:
                 elif on_progress is not None:
                     meta = {**(params.get("_meta") or {}), "progressToken": request_id}
                     params = {**params, "_meta": meta}
-            data = self._encode({"jsonrpc": "2.0", "id": request_id, "method": method,
-                                 "params": params})
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            data = b"" if self._http is not None else self._encode(message)
         pending = PendingRequest(self, request_id, method, on_progress, notify_cancel)
         self._pending[request_id] = pending
         if self._dead is not None and self._pending.pop(request_id, None) is not None:
             raise self._dead.for_method(method)
         try:
-            self._process.write(data)
-        except OSError:
+            if message is not None and self._http is not None:
+                self._http.send(message)  # the HTTP headers are read off the message
+            else:
+                assert self._process is not None
+                self._process.write(data)
+        except (OSError, RuntimeError):
             self._pending.pop(request_id, None)
             raise self._closed_error(method) from None
         return pending
+
+    def _send_request(self, message: dict[str, Any]) -> None:
+        """Send a request whose answer someone else tracks (a listen stream)."""
+        if self._http is not None:
+            self._http.send(message)
+        else:
+            assert self._process is not None
+            self._process.write(self._encode(message))
 
     def _encode_modern(self, request_id: int, method: str, params: dict[str, Any]) -> bytes:
         """Encode a modern request, splicing in the session's pre-encoded ``_meta``.
@@ -788,11 +920,34 @@ class Client:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
+        if self._http is not None:
+            self._post(message, method)
+            return
+        assert self._process is not None
         data = self._encode(message)
         try:
             self._process.write(data)
         except OSError:
             raise self._closed_error(method) from None
+
+    def _post(self, message: dict[str, Any], what: str, timeout: float | None = None) -> None:
+        """HTTP: POST a notification or a response, waiting until the server takes it."""
+        from .transports.http_client import HttpFailure
+
+        assert self._http is not None
+        if timeout is None:
+            timeout = self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
+        try:
+            self._http.post(message, timeout)
+        except HttpFailure as exc:
+            if exc.fatal:
+                self._on_http_failure(None, exc)
+                raise self._closed_error(what) from None
+            raise HttpError(exc.message, exc.status, what, self.url) from None
+        except TimeoutError as exc:
+            raise HttpError(f"{what}: {exc}", None, what, self.url) from None
+        except (RuntimeError, concurrent.futures.CancelledError):  # closed meanwhile
+            raise self._closed_error(what) from None
 
     def _check_usable(self) -> None:
         if not self._started:
@@ -803,6 +958,11 @@ class Client:
             raise ConnectionClosed(self.name, self.returncode, (), "the session was closed")
 
     def _closed_error(self, method: str) -> ConnectionClosed:
+        if self._http is not None:
+            if self._dead is not None:
+                return self._dead.for_method(method)
+            return ConnectionClosed(self.name, None, (), "the session was closed", method,
+                                    self.url)
         # Writing failed, so the server is going or gone: give the reader a moment to see
         # end of stream and collect the exit status and the last stderr lines.
         self._reader_done.wait(1.0)
@@ -817,9 +977,23 @@ class Client:
             return False
         if pending.notify_cancel:
             self._send_cancel(pending.id, reason)
+        elif self._http is not None:
+            self._http.cancel(pending.id)  # stop reading an answer nobody waits for
         return True
 
     def _send_cancel(self, request_id: Any, reason: str) -> None:
+        if self._http is not None:
+            # 2026-07-28: closing the request's stream is the cancellation. Legacy: a
+            # disconnect is not one, so the notification goes first.
+            if self.era == "legacy":
+                cancel = jsonrpc.notification("notifications/cancelled",
+                                              {"requestId": request_id, "reason": reason})
+                try:
+                    self._post(cancel, "notifications/cancelled", timeout=5.0)
+                except SessionError:
+                    pass  # the server is gone, or will time the request out itself
+            self._http.cancel(request_id)
+            return
         try:
             self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
         except (SessionError, OSError):
@@ -851,23 +1025,27 @@ class Client:
         """A legacy server's request (on its own thread): answer from the callbacks."""
         request_id, method = message["id"], message["method"]
         try:
-            if method == "ping":
-                response = jsonrpc.result_response(request_id, {})
+            try:
+                if method == "ping":
+                    response = jsonrpc.result_response(request_id, {})
+                else:
+                    response = jsonrpc.result_response(
+                        request_id, self._answer(method, message.get("params") or {}))
+            except JsonRpcError as exc:
+                response = jsonrpc.error_response_from(request_id, exc)
+            except Exception as exc:
+                log.exception("%s: the %s callback failed", self.name, method)
+                response = jsonrpc.error_response(request_id, jsonrpc.INTERNAL_ERROR,
+                                                  f"{type(exc).__name__}: {exc}")
+            if self._http is not None:
+                self._post(response, f"the response to {method}")
             else:
-                response = jsonrpc.result_response(
-                    request_id, self._answer(method, message.get("params") or {}))
-        except JsonRpcError as exc:
-            response = jsonrpc.error_response_from(request_id, exc)
-        except Exception as exc:
-            log.exception("%s: the %s callback failed", self.name, method)
-            response = jsonrpc.error_response(request_id, jsonrpc.INTERNAL_ERROR,
-                                              f"{type(exc).__name__}: {exc}")
+                assert self._process is not None
+                self._process.write(self._encode(response))
+        except (OSError, SessionError) as exc:
+            log.info("%s: could not answer %s: %s", self.name, method, exc)
         finally:
             self._helpers.discard(threading.current_thread())
-        try:
-            self._process.write(self._encode(response))
-        except OSError:
-            pass
 
     # -- reading -----------------------------------------------------------------------
 
@@ -981,11 +1159,24 @@ class Client:
 
     def _on_end_of_stream(self) -> None:
         # Collect what explains the end: the exit status and the last stderr lines.
+        assert self._process is not None
         returncode = self._process.wait(0.5)
         self._process.wait_stderr(0.3)
         reason = "the session was closed" if self._closing else "the server closed the connection"
         error = ConnectionClosed(self.name, returncode, self.stderr_tail(), reason)
-        self._dead = error
+        self._fail_all(error)
+        self._reader_done.set()
+        if not self._closing:
+            log.warning("%s", error)
+            self._call_on_closed(error)
+
+    def _fail_all(self, error: ConnectionClosed) -> bool:
+        """The session is dead: fail every waiting request and listen, stop the dispatcher
+        once it has run what is queued. False if it was dead already."""
+        with self._dead_lock:
+            if self._dead is not None:
+                return False
+            self._dead = error
         for request_id in list(self._pending):
             waiting = self._pending.pop(request_id, None)
             if waiting is not None:
@@ -994,15 +1185,59 @@ class Client:
             sub = self._listens.pop(request_id, None)
             if sub is not None:
                 sub._end(error)
-        self._reader_done.set()
-        self._queue.put(None)  # the dispatcher finishes what is queued, then stops
-        if not self._closing:
-            log.warning("%s", error)
-            if self.on_closed is not None:
-                try:
-                    self.on_closed(self, error)
-                except Exception:
-                    log.exception("%s: on_closed callback failed", self.name)
+        self._queue.put(None)
+        return True
+
+    def _call_on_closed(self, error: ConnectionClosed) -> None:
+        if self.on_closed is not None:
+            try:
+                self.on_closed(self, error)
+            except Exception:
+                log.exception("%s: on_closed callback failed", self.name)
+
+    def _on_closed_thread(self, error: ConnectionClosed) -> None:
+        try:
+            self._call_on_closed(error)
+        finally:
+            self._helpers.discard(threading.current_thread())
+
+    # -- what the HTTP transport reports (on its I/O thread: nothing here blocks) -------
+
+    def _receive(self, message: Any) -> None:
+        """One message off an HTTP answer: the reader's job, for one message."""
+        if type(message) is dict and "method" not in message:
+            request_id = message.get("id")
+            if type(request_id) is int:
+                waiting = self._pending.pop(request_id, None)
+                if waiting is not None:
+                    waiting._resolve(message)
+                    return
+        self._on_message(message)
+
+    def _on_http_failure(self, request_id: Any, failure: HttpFailure) -> None:
+        """An exchange gave no answer: fail its request; a fatal one ends the session."""
+        if failure.fatal:
+            error = ConnectionClosed(self.name, None, (), failure.message, url=self.url)
+            if self._fail_all(error) and not self._closing:
+                log.warning("%s", error)
+                if self.on_closed is not None:
+                    # Its own thread: the callback may block, or close this client.
+                    helper = threading.Thread(target=self._on_closed_thread, args=(error,),
+                                              daemon=True, name=f"mcpkit-closed-{self.name}")
+                    self._helpers.add(helper)
+                    helper.start()
+            return
+        waiting = self._pending.pop(request_id, None)
+        if waiting is not None:
+            waiting._resolve(error=HttpError(failure.message, failure.status, waiting.method,
+                                             self.url))
+            return
+        sub = self._listens.pop(request_id, None)
+        if sub is not None:
+            sub._end(HttpError(failure.message, failure.status, "subscriptions/listen",
+                               self.url))
+        else:
+            log.info("%s: %s", self.name, failure.message)  # nobody waits for it any more
 
     # -- the dispatcher thread ---------------------------------------------------------
 
@@ -1088,6 +1323,10 @@ class Client:
             seen.add(cursor)
         else:
             raise ProtocolError(f"{method}: more than {MAX_PAGES} pages")
+        if kind == "tools" and self._http is not None and self.era == "modern":
+            # Streamable HTTP, 2026-07-28: tools whose x-mcp-header annotations are invalid
+            # MUST be left out; the transport keeps the others' for the Mcp-Param-* headers.
+            items = self._http.accept_tools(items)
         self._ever_fetched.add(kind)
         if self._generation[kind] == generation:
             self._cache[kind] = (items, time.monotonic() + (ttl_ms or 0) / 1000)
@@ -1121,9 +1360,29 @@ class Client:
         timeout: float | None = _USE_DEFAULT,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
-        """Call a tool; the result dict. A failing tool is a result: test :func:`is_error`."""
-        return self.request("tools/call", {"name": name, "arguments": arguments or {}},
-                            timeout=timeout, on_progress=on_progress)
+        """Call a tool; the result dict. A failing tool is a result: test :func:`is_error`.
+
+        Over HTTP (2026-07-28) arguments marked ``x-mcp-header`` in the tool's schema also
+        travel as ``Mcp-Param-*`` headers, so the tools are listed first if they never
+        were; a -32020 (headers and body disagree) re-lists them and tries once more.
+        """
+        params = {"name": name, "arguments": arguments or {}}
+        http = self._http
+        if http is None or self.era != "modern":
+            return self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        if "tools" not in self._ever_fetched:
+            self.list_tools()
+        if name in http.rejected_tools:
+            raise ProtocolError(f"tool {name!r} was left out of tools/list: "
+                                f"{http.rejected_tools[name]}")
+        try:
+            return self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        except ServerError as exc:
+            if exc.code != jsonrpc.HEADER_MISMATCH:
+                raise
+            log.info("%s: %s; listing the tools again and retrying", self.name, exc)
+        self.list_tools(refresh=True)
+        return self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
 
     def read_resource(self, uri: str, *, timeout: float | None = _USE_DEFAULT) -> dict[str, Any]:
         """A resource's ``contents``. Not found is a ServerError (-32602, legacy -32002)."""
@@ -1201,9 +1460,8 @@ class Client:
         assert self._base_meta is not None
         params = {"_meta": self._base_meta.copy(), "notifications": notifications}
         try:
-            self._process.write(self._encode(jsonrpc.request(request_id,
-                                                             "subscriptions/listen", params)))
-        except OSError:
+            self._send_request(jsonrpc.request(request_id, "subscriptions/listen", params))
+        except (OSError, RuntimeError):
             self._listens.pop(request_id, None)
             raise self._closed_error("subscriptions/listen") from None
         wait = self.timeout if timeout is _USE_DEFAULT else timeout
@@ -1249,12 +1507,15 @@ class Client:
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else ("dead" if self._dead else "not connected")
+        where = self.url if self.url is not None else f"pid={self.pid}"
         return (f"<Client {self.name} {self.era or '?'} {self.protocol_version or ''} "
-                f"pid={self.pid} {state}>")
+                f"{where} {state}>")
 
 
-def connect(command: str | Sequence[str], args: Sequence[str] = (), **options: Any) -> Client:
-    """Start a server and connect to it: ``Client(command, args, **options).connect()``."""
+def connect(command: str | Sequence[str] | None = None, args: Sequence[str] = (),
+            **options: Any) -> Client:
+    """Start a server and connect to it: ``Client(command, args, **options).connect()``
+    (``connect(url="http://...")`` or ``connect("http://...")`` for an HTTP server)."""
     return Client(command, args, **options).connect()
 
 
@@ -1266,6 +1527,14 @@ def _guess_name(command: str, args: Sequence[str]) -> str:
         if arg == "-m" and i + 1 < len(args):
             return args[i + 1]
     return os.path.basename(command)
+
+
+def _name_from_url(url: str) -> str:
+    """``http://127.0.0.1:8000/mcp`` -> ``127.0.0.1:8000``."""
+    try:
+        return urlsplit(url).netloc or url
+    except ValueError:
+        return url
 
 
 def _supported_versions(data: Any) -> list[str]:

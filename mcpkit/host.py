@@ -5,10 +5,14 @@
         host.call_tool("notes_search", {"query": "mcp"})
 
 This is what Claude Desktop, VS Code or Cursor do with their ``mcpServers`` settings.
+An entry with a ``command`` is started as a child process (stdio); one with a ``url`` is
+reached over streamable HTTP (``"url": "http://127.0.0.1:8000/mcp"``, plus optional
+``"headers"``, and ``"token"`` or ``"tokenEnv"`` for a bearer token).
 
 Theory of operation
 -------------------
-A host runs one :class:`~mcpkit.client.Client` per configured server.
+A host runs one :class:`~mcpkit.client.Client` per configured server. An HTTP server is
+not ours to restart: "restarting" one means a new session once it answers again.
 
 - ``_servers`` maps name -> :class:`_Managed` (config, current client, state, counters),
   in config order. Records change only under ``_cond`` (a Condition on the host lock):
@@ -105,8 +109,10 @@ class ServerUnavailable(HostError):
 
 @dataclass
 class ServerConfig:
-    """One entry of ``mcpServers``. ``framing``, ``version``, ``restart`` and ``timeout``
-    are mcpkit's own optional keys; other unknown keys are ignored, as hosts do."""
+    """One entry of ``mcpServers``: a ``command`` (stdio) or a ``url`` (streamable HTTP,
+    with optional ``headers``). ``framing``, ``version``, ``restart``, ``timeout``, and for
+    HTTP ``token`` / ``tokenEnv`` (a bearer token, or the environment variable holding
+    one), are mcpkit's own optional keys; other unknown keys are ignored, as hosts do."""
 
     name: str
     command: str | None = None
@@ -114,6 +120,9 @@ class ServerConfig:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    token: str | None = None
+    token_env: str | None = None
     transport: str = "stdio"
     framing: str = "ndjson"
     version: str | None = None
@@ -162,7 +171,17 @@ class ServerConfig:
         timeout = entry.get("timeout")
         if timeout is not None and not isinstance(timeout, int | float):
             raise fail('"timeout" must be a number of seconds')
+        headers = entry.get("headers", {})
+        if not isinstance(headers, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+            raise fail('"headers" must be an object of strings')
+        token, token_env = entry.get("token"), entry.get("tokenEnv")
+        if token is not None and not isinstance(token, str):
+            raise fail('"token" must be a string')
+        if token_env is not None and (not isinstance(token_env, str) or not token_env):
+            raise fail('"tokenEnv" must name an environment variable')
         return cls(name=name, command=command, args=list(args), env=env, cwd=cwd, url=url,
+                   headers=dict(headers), token=token, token_env=token_env,
                    transport=transport, framing=framing, version=entry.get("version"),
                    restart=restart, timeout=timeout, disabled=entry.get("disabled") is True)
 
@@ -199,11 +218,27 @@ def _stdio_connector(config: ServerConfig, options: dict[str, Any]) -> Client:
                   name=config.name, framing=config.framing, version=config.version, **options)
 
 
+def _http_connector(config: ServerConfig, options: dict[str, Any]) -> Client:
+    options = dict(options)
+    if config.timeout is not None:
+        options["timeout"] = config.timeout
+    token = config.token
+    if token is None and config.token_env is not None:
+        token = os.environ.get(config.token_env)
+        if not token:
+            raise ConfigError(f"server {config.name!r}: \"tokenEnv\" names "
+                              f"{config.token_env}, which is not set")
+    assert config.url is not None
+    return Client(url=config.url, headers=config.headers, token=token, name=config.name,
+                  version=config.version, **options)
+
+
 #: How to reach a server, by transport: ``connector(config, client_options)`` returns an
-#: unconnected session with the :class:`~mcpkit.client.Client` interface. HTTP servers
-#: (``url`` entries) plug in here once the HTTP client transport exists.
+#: unconnected session with the :class:`~mcpkit.client.Client` interface. Register another
+#: here to reach servers some other way.
 CONNECTORS: dict[str, Callable[[ServerConfig, dict[str, Any]], Any]] = {
     "stdio": _stdio_connector,
+    "http": _http_connector,
 }
 
 
@@ -418,8 +453,7 @@ class Host:
         for c in configs:
             if not c.disabled and c.transport not in CONNECTORS:
                 raise ConfigError(
-                    f"server {c.name!r} is a {c.transport.upper()} server ({c.url}): mcpkit "
-                    f"has no {c.transport} client transport yet. Run it over stdio, or "
+                    f"server {c.name!r}: mcpkit has no {c.transport} client transport; "
                     f"register one in mcpkit.host.CONNECTORS[{c.transport!r}]")
         self.naming = naming
         self.separator = separator
@@ -475,7 +509,8 @@ class Host:
         self.close()
 
     def close(self) -> None:
-        """Stop every server (stdin EOF, SIGTERM, SIGKILL) and every thread. Idempotent."""
+        """Stop every server (stdin EOF, SIGTERM, SIGKILL; HTTP: end the sessions) and
+        every thread. Idempotent."""
         with self._cond:
             if self._closing:
                 return

@@ -18,6 +18,7 @@ from leakcheck import children, no_leaks, open_fds  # noqa: F401  (autouse fixtu
 from mcpkit import toolformats
 from mcpkit.client import ConnectionClosed, result_text
 from mcpkit.host import (
+    CONNECTORS,
     Backoff,
     ConfigError,
     Host,
@@ -89,6 +90,10 @@ def test_config_from_dict_and_file(tmp_path):
     ({"command": "x", "restart": "sometimes"}, '"restart" must be one of'),
     ({"type": "carrier-pigeon"}, 'unknown "type"'),
     ("python server.py", "must be an object"),
+    ({"type": "http"}, 'needs a "url" string'),
+    ({"url": "http://x/mcp", "headers": {"X-Key": 1}}, '"headers" must be an object of strings'),
+    ({"url": "http://x/mcp", "token": 42}, '"token" must be a string'),
+    ({"url": "http://x/mcp", "tokenEnv": ""}, '"tokenEnv" must name'),
 ])
 def test_config_errors_name_the_server_and_the_key(entry, message):
     with pytest.raises(ConfigError, match="server 'bad'") as info:
@@ -107,13 +112,19 @@ def test_config_errors_for_the_file_itself(tmp_path):
         load_config(bad)
 
 
-def test_url_entries_are_a_clear_error_until_http_exists():
-    config = {"mcpServers": {"remote": {"url": "https://example.com/mcp"}}}
-    assert load_config(config)[0].transport == "http"
-    with pytest.raises(ConfigError) as info:
-        Host(config)
-    assert "remote" in str(info.value) and "HTTP" in str(info.value)
-    assert "CONNECTORS['http']" in str(info.value)
+def test_url_entries_are_http_servers():
+    # Served and used for real in tests/test_http_client.py (with stdio servers alongside).
+    config = {"mcpServers": {"remote": {
+        "url": "https://example.com/mcp", "headers": {"X-Key": "k"}, "tokenEnv": "REMOTE_TOKEN"}}}
+    remote = load_config(config)[0]
+    assert (remote.transport, remote.url, remote.headers, remote.token_env) == \
+        ("http", "https://example.com/mcp", {"X-Key": "k"}, "REMOTE_TOKEN")
+    assert "http" in CONNECTORS
+    # An unset tokenEnv is a failed start (named), not a crash of the host.
+    events = Events()
+    with Host(config, restart="surface", on_event=events) as host:
+        assert events.wait_for("failed", "remote")
+        assert "REMOTE_TOKEN" in (host.status()["remote"].last_error or "")
 
 
 # -- merging -------------------------------------------------------------------------------

@@ -1004,7 +1004,7 @@ class HttpServerThread:
         options["allowed_hosts"] = _with_bind_host(host, options.get("allowed_hosts"))
         self.app = McpHttpApp(server, **options)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.host = host
