@@ -10,60 +10,15 @@ passes must be taken off the list.
 
 from __future__ import annotations
 
-import csv
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from conformance_support import REVISIONS, expected_failures, needs_npm, run_harness
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "conformance" / "mcpkit-client.sh"
-EXPECTED_FILE = ROOT / "conformance" / "expected-failures.txt"
-CLIENT_SECTION = "# [client]"
-CONFORMANCE_DIR = Path(os.environ.get("CONFORMANCE_DIR", "/tmp/conf"))
-REVISIONS = ("2025-11-25", "2026-07-28")
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("npm") is None and not (CONFORMANCE_DIR / "conformance").exists(),
-    reason="npm not found: the conformance suite and a Node 22+ are installed from the npm "
-           "registry (CI has npm)",
-)
-
-
-def expected_failures() -> dict[tuple[str, str], str]:
-    """``{(revision, scenario): reason}`` from the client section of expected-failures.txt."""
-    listed: dict[tuple[str, str], str] = {}
-    in_client_section = False
-    for line in EXPECTED_FILE.read_text().splitlines():
-        line = line.strip()
-        if line.startswith(CLIENT_SECTION):
-            in_client_section = True
-            continue
-        if not in_client_section or not line or line.startswith("#"):
-            continue
-        revision, scenario, *reason = line.split(None, 2)
-        listed[(revision, scenario)] = reason[0] if reason else ""
-    return listed
+pytestmark = needs_npm
 
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, str]]:
-    results = tmp_path_factory.mktemp("conformance-client")
-    env = {**os.environ, "RESULTS_DIR": str(results), "PYTHON": sys.executable,
-           "CONFORMANCE_DIR": str(CONFORMANCE_DIR)}
-    run = subprocess.run(["bash", str(SCRIPT), "all"], env=env, cwd=ROOT, capture_output=True,
-                         text=True, timeout=900)
-    print(run.stdout)  # the per-scenario table, shown by pytest -s or on failure
-    summary = results / "summary.tsv"
-    assert summary.exists(), (f"the conformance run wrote no summary (exit {run.returncode})\n"
-                              f"{run.stdout[-4000:]}\n{run.stderr[-4000:]}")
-    with summary.open() as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    assert rows, f"the conformance run listed no scenarios\n{run.stdout[-4000:]}"
-    return {(row["revision"], row["scenario"]): row for row in rows}
+    return run_harness("mcpkit-client.sh", tmp_path_factory.mktemp("conformance-client"))
 
 
 def _client_log(row: dict[str, str]) -> str:
@@ -73,7 +28,7 @@ def _client_log(row: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_required_scenarios_pass(verdicts, revision: str) -> None:
-    listed = expected_failures()
+    listed = expected_failures("client")
     required = [row for (rev, _), row in verdicts.items()
                 if rev == revision and row["scoring"] == "required"]
     assert required, f"no required client scenario ran for {revision}"
@@ -93,7 +48,7 @@ def test_no_auth_scenario_ran(verdicts) -> None:
 
 
 def test_expected_failures_are_current(verdicts) -> None:
-    listed = expected_failures()
+    listed = expected_failures("client")
     now_passing = [f"{rev} {name}" for (rev, name) in listed
                    if verdicts.get((rev, name), {}).get("verdict") == "PASS"]
     unknown = [f"{rev} {name}" for (rev, name) in listed if (rev, name) not in verdicts]
