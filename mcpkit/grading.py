@@ -1613,7 +1613,8 @@ def check_note_resources(add_resources: Callable) -> None:
                                  "arguments": [{"name": "id", "required": True}]}],
              given="prompts/list", hint="@server.prompt\ndef review_note(id: str): ..."),
         case(_("review_note: the note as an embedded resource, then a text request",
-               "review_note: la nota como recurso incrustado y después una petición de texto"),
+               "review_note: la nota como recurso incrustado y después un texto que pide "
+               "la revisión"),
              review("2"), review_expected("2"),
              given='prompts/get {"name": "review_note", "arguments": {"id": "2"}}'),
         case(_("review_note of an unknown note: protocol error -32602, not a crash",
