@@ -27,7 +27,9 @@ from conftest import validate_emitted
 from mcpkit import Context, Server
 from mcpkit.examples import everything
 from mcpkit.transports.http import (
+    SESSION_BACKLOG,
     HttpServerThread,
+    _Session,
     decode_header_value,
     encode_header_value,
 )
@@ -400,12 +402,15 @@ def test_stopping_the_thread_ends_open_streams() -> None:
                            {"notifications": {"promptsListChanged": True}}, id=9)
     out, thread, _ = stream_in_thread("POST", http.url, headers, body)
     assert out.get(timeout=5)["method"] == "notifications/subscriptions/acknowledged"
+    baseline = len(everything.server._connections)
     http.stop()
     final = out.get(timeout=5)  # a graceful end: the listen's result, then the stream closes
     assert final["id"] == 9 and final["result"]["resultType"] == "complete"
     assert out.get(timeout=5) is None
     thread.join(5)
     assert not http._thread.is_alive()
+    # The listen's Connection is closed too, although close() shut the executor down.
+    assert wait_for(lambda: len(everything.server._connections) < baseline)
 
 
 def test_idle_streams_get_keepalive_comments() -> None:
@@ -572,6 +577,25 @@ def test_bad_bodies_and_paths(url: str) -> None:
     elsewhere = post(url.replace("/mcp", "/other"), *modern("tools/list"))
     assert elsewhere.status_code == 404
     assert httpx.put(url, content=b"{}").status_code == 405
+
+
+def test_malformed_but_parsable_input_gets_a_clear_error(url: str) -> None:
+    deep = post(url, b"[" * 100_000, modern("tools/list")[1])  # too deep for json.loads
+    assert deep.status_code == 400 and deep.json()["error"]["code"] == -32700
+    session = Legacy(url)  # a cancellation naming an id that cannot be one
+    r = session.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": [1]}})
+    assert r.status_code == 202  # a notification: accepted, ignored, never answered
+    assert session.request("tools/list").status_code == 200
+
+
+def test_a_full_session_backlog_warns_that_it_drops(caplog: pytest.LogCaptureFixture) -> None:
+    session = _Session("0123456789")
+    for n in range(SESSION_BACKLOG + 2):
+        session.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}})
+    assert [r.message for r in caplog.records if "dropping" in r.message] == [
+        f"session 01234567...: {SESSION_BACKLOG} messages wait for a GET stream that is not "
+        "open; dropping the oldest from now on"]
 
 
 def test_token_and_body_limit() -> None:

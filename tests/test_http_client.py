@@ -492,6 +492,67 @@ def test_sse_parser_follows_the_event_stream_rules():
         assert parser.events_seen == 5
 
 
+def test_sse_parser_refuses_an_event_without_end():
+    parser = SseParser(max_size=100)
+    assert parser.feed(b"data: " + b"x" * 50 + b"\n\n")[0].data == "x" * 50
+    with pytest.raises(ValueError, match="larger than 100 bytes"):
+        parser.feed(b"data: " + b"x" * 200)  # no line end: it would be buffered for ever
+    parser = SseParser(max_size=100)
+    with pytest.raises(ValueError, match="larger than 100 bytes"):
+        for _ in range(30):
+            parser.feed(b"data: xxxxxx\n")  # lines, but the event never ends
+
+
+class Floods:
+    """A modern server that answers tools/call with more than a message may hold: an SSE
+    line or a JSON body that never ends (each 8 MB, twice the client's limit)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def close(self) -> None:
+        pass
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        message = json.loads(body)
+        if message.get("id") is None:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": {
+            "resultType": "complete", "supportedVersions": [MODERN],
+            "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "private"}}
+        flood = message["method"] == "tools/call"
+        kind = self.kind if flood else "application/json"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", kind.encode())]})
+        if not flood:
+            await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+            return
+        first = b"data: " if kind == "text/event-stream" else b'{"jsonrpc": "2.0", "x": "'
+        await send({"type": "http.response.body", "body": first, "more_body": True})
+        for _ in range(8):
+            await send({"type": "http.response.body", "body": b"x" * 2**20, "more_body": True})
+        await asyncio.sleep(10)  # then hang: only the limit ends the wait
+
+
+@pytest.mark.parametrize("kind", ["text/event-stream", "application/json"])
+def test_an_endless_answer_is_refused_not_buffered(kind):
+    with ServedApp(Floods(kind)) as served, Client(url=served.url, version="modern") as c:
+        started = time.monotonic()
+        with pytest.raises(HttpError, match="larger than"):
+            c.request("tools/call", {"name": "anything"}, timeout=8)
+        assert time.monotonic() - started < 5
+
+
 # -- auth ----------------------------------------------------------------------------------
 
 

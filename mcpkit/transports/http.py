@@ -96,8 +96,8 @@ H_METHOD = "mcp-method"
 H_NAME = "mcp-name"
 H_PARAM_PREFIX = "mcp-param-"
 
-# The body field that the Mcp-Name header repeats, per method (2026-07-28).
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The body field that the ``Mcp-Name`` header repeats, by method (2026-07-28).
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 # 2026-07-28, streamable HTTP: the HTTP status of an error response, by JSON-RPC code.
 # Other errors (and every legacy error) travel with 200, as JSON-RPC over HTTP usually does.
@@ -112,6 +112,7 @@ _MODERN_ERROR_STATUS = {
 }
 
 _BASE64_FORM = re.compile(r"=\?base64\?([^?]*)\?=")  # the sentinel is lowercase on purpose
+_Q_ZERO = re.compile(r"q=0(\.0{0,3})?")  # RFC 9110 qvalue zero
 
 
 class HttpError(Exception):
@@ -238,22 +239,14 @@ class _Headers:
 
 
 def _media_types(value: str | None) -> list[str]:
-    """The media types of an Accept or Content-Type value, without parameters (q=0 dropped)."""
+    """The media types of an Accept or Content-Type value, without parameters; those with
+    ``q=0`` ("not acceptable") are left out."""
     types = []
     for item in (value or "").split(","):
-        media, *params = (part.strip().lower() for part in item.split(";"))
-        if media and not any(_refuses(p) for p in params):
+        media, *params = (part.replace(" ", "").lower() for part in item.split(";"))
+        if media and not any(_Q_ZERO.fullmatch(p) for p in params):
             types.append(media)
     return types
-
-
-def _refuses(param: str) -> bool:
-    """Whether an Accept parameter is ``q=0`` ("not acceptable")."""
-    name, _, value = param.replace(" ", "").partition("=")
-    try:
-        return name == "q" and float(value) == 0
-    except ValueError:
-        return False
 
 
 def _accepts(headers: _Headers, media_type: str) -> bool:
@@ -323,15 +316,16 @@ def _final_for(message: dict[str, Any] | list[Any]) -> Callable[[Any], bool]:
                          and ("result" in item or "error" in item))
 
 
-def _never(item: Any) -> bool:
-    return False
-
-
 # -- from server threads to the event loop --------------------------------------------
 
 
 class _Outbox:
-    """Messages for one HTTP response, handed from any thread to the event loop in order."""
+    """Messages for one HTTP response, handed from any thread to the event loop in order.
+
+    Not bounded: the server's threads must never block on a slow client. What a response
+    holds is bounded by what its request produces; a GET stream whose client stops reading
+    (but stays connected) grows until the client goes or the session is deleted.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -386,14 +380,20 @@ class _Session:
         self._lock = threading.Lock()
         self._stream: _Outbox | None = None
         self._backlog: deque[dict[str, Any]] = deque(maxlen=SESSION_BACKLOG)
+        self._dropping = False
 
     def push(self, message: dict[str, Any]) -> None:
         """The Connection's own ``send``: messages that belong to no request (any thread)."""
         with self._lock:
             if self._stream is not None:
                 self._stream.put(message)
-            else:
-                self._backlog.append(message)
+                return
+            if len(self._backlog) == SESSION_BACKLOG and not self._dropping:
+                self._dropping = True  # once per session: a client without GET would flood
+                log.warning("session %s...: %d messages wait for a GET stream that is not "
+                            "open; dropping the oldest from now on", self.id[:8],
+                            SESSION_BACKLOG)
+            self._backlog.append(message)
 
     def attach(self, stream: _Outbox) -> bool:
         """Make ``stream`` the session's GET stream; False if one is open already."""
@@ -409,10 +409,6 @@ class _Session:
         with self._lock:
             if self._stream is stream:
                 self._stream = None
-
-    @property
-    def streaming(self) -> bool:
-        return self._stream is not None
 
     def end_streams(self) -> None:
         """End the session's open responses (on the event loop: ``requests`` lives there)."""
@@ -582,7 +578,7 @@ class McpHttpApp:
         body = await self._read_body(receive, headers)
         try:
             message = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             raise HttpError(400, jsonrpc.PARSE_ERROR, f"Parse error: {exc}") from None
         if isinstance(message, list):
             await self._post_batch(receive, send, headers, message)
@@ -622,7 +618,7 @@ class McpHttpApp:
         try:
             await self._answer(receive, send, connection, message, outbox, modern=True)
         finally:
-            self._executor.submit(connection.close)
+            self._spawn(connection.close)
 
     def _header_problem(self, headers: _Headers, message: dict[str, Any]) -> str | None:
         """Why the standard headers disagree with the body (a -32020), or None."""
@@ -644,7 +640,7 @@ class McpHttpApp:
             return "the Mcp-Method header is required"
         if header_method != method:
             return f"Mcp-Method header {header_method!r} does not match method {method!r}"
-        name_key = _NAME_PARAM.get(method)
+        name_key = NAME_FIELDS.get(method)
         if name_key is not None and isinstance(params.get(name_key), str):
             raw = headers.get(H_NAME)
             if raw is None:
@@ -699,13 +695,12 @@ class McpHttpApp:
         connection = session.connection
         if kind != "request":
             # A notification, or the client's answer to one of our requests: 202, no body.
-            await asyncio.get_running_loop().run_in_executor(
-                self._executor, connection.receive, message)
+            await self._take(connection, message)
             if message.get("method") == "notifications/cancelled":
                 # No response will come for a cancelled call, so end its POST response now.
-                cancelled = session.requests.get((message.get("params") or {}).get("requestId"))
-                if cancelled is not None:
-                    cancelled.put(_END)
+                target = (message.get("params") or {}).get("requestId")
+                if isinstance(target, str | int) and target in session.requests:
+                    session.requests[target].put(_END)
             await _send_empty(send, 202)
             return
         outbox = _Outbox(asyncio.get_running_loop())
@@ -732,12 +727,21 @@ class McpHttpApp:
             except jsonrpc.JsonRpcError:
                 answered = True
         if not answered:  # notifications and responses only
-            await asyncio.get_running_loop().run_in_executor(
-                self._executor, session.connection.receive, batch)
+            await self._take(session.connection, batch)
             await _send_empty(send, 202)
             return
         outbox = _Outbox(asyncio.get_running_loop())
         await self._answer(receive, send, session.connection, batch, outbox, modern=False)
+
+    async def _take(self, connection: Connection, message: Any) -> None:
+        """Hand the server what gets no response (the caller answers 202), off the loop."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, connection.receive, message)
+        except Exception:
+            log.exception("the server failed on a message that needs no response")
+            raise HttpError(500, jsonrpc.INTERNAL_ERROR,
+                            "Internal error; the server log has the details") from None
 
     async def _initialize(self, send: AsgiSend, message: dict[str, Any]) -> None:
         self._purge_idle_sessions()
@@ -750,7 +754,7 @@ class McpHttpApp:
             self._executor, connection.receive, message, replies.append)
         response = next(filter(_final_for(message), replies), None)
         if response is None or "error" in response:
-            self._executor.submit(connection.close)
+            self._spawn(connection.close)
             await _send_json(send, 200, response or jsonrpc.error_response(
                 message["id"], jsonrpc.INTERNAL_ERROR, "initialize produced no response"))
             return
@@ -778,17 +782,25 @@ class McpHttpApp:
                             f"negotiated ({negotiated})", request_id)
         return session
 
+    def _spawn(self, work: Callable[..., Any], *args: Any) -> None:
+        """Run ``work`` on the executor, or on a thread of its own once close() shut it down
+        (a response still open then ends after it, and must close its Connection)."""
+        try:
+            self._executor.submit(work, *args)
+        except RuntimeError:
+            threading.Thread(target=work, args=args, daemon=True).start()
+
     def _purge_idle_sessions(self) -> None:
         cutoff = time.monotonic() - self.session_idle_timeout_s
         with self._lock:
             idle = [s for s in self._sessions.values()
-                    if s.last_seen < cutoff and not s.requests and not s.streaming]
+                    if s.last_seen < cutoff and not s.requests and s._stream is None]
             for session in idle:
                 del self._sessions[session.id]
         for session in idle:
             log.info("ending idle session %s...", session.id[:8])
             session.ended = True
-            self._executor.submit(session.connection.close)
+            self._spawn(session.connection.close)
 
     # -- GET and DELETE (legacy sessions only) ------------------------------------------
 
@@ -808,7 +820,7 @@ class McpHttpApp:
                             "This session already has its GET stream open")
         try:
             async with self._open(receive, outbox):
-                await self._stream(send, outbox, None, _never)
+                await self._stream(send, outbox, None, lambda item: False)
         finally:
             session.detach(outbox)
 
@@ -822,7 +834,7 @@ class McpHttpApp:
         with self._lock:
             self._sessions.pop(session.id, None)
         session.end_streams()
-        self._executor.submit(session.connection.close)
+        self._spawn(session.connection.close)
         await _send_empty(send, 204)
 
     # -- answering a request -------------------------------------------------------------
@@ -831,7 +843,7 @@ class McpHttpApp:
                       message: dict[str, Any] | list[Any], outbox: _Outbox, *,
                       modern: bool) -> None:
         """Feed one request (or batch) to ``connection``; write what comes out as the response."""
-        self._executor.submit(_receive, connection, message, outbox.put)
+        self._spawn(_receive, connection, message, outbox.put)
         is_final = _final_for(message)
         answered = False
         try:
@@ -907,7 +919,7 @@ class McpHttpApp:
             stream.shutdown()
         for session in sessions:
             session.ended = True
-            self._executor.submit(session.connection.close)
+            self._spawn(session.connection.close)
         self._executor.shutdown(wait=False)
 
 

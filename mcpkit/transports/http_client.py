@@ -59,8 +59,9 @@ from typing import Any, NamedTuple
 
 import httpx
 
+from ..framing import DEFAULT_MAX_MESSAGE_SIZE
 from ..versions import META_PROTOCOL_VERSION
-from .http import H_METHOD, H_NAME, H_SESSION, H_VERSION, encode_header_value
+from .http import H_METHOD, H_NAME, H_SESSION, H_VERSION, NAME_FIELDS, encode_header_value
 
 __all__ = [
     "HttpFailure",
@@ -81,8 +82,6 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY_MS = 1000
 #: Reconnections in a row that bring nothing new before a resumed request is given up.
 MAX_RESUME_ATTEMPTS = 5
-#: The body field that ``Mcp-Name`` repeats, by method (2026-07-28).
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _EXCERPT = 300
 # JSON-RPC errors that 2026-07-28 servers answer with HTTP 400 or 404: header mismatch,
 # missing client capability, unsupported version, method not found.
@@ -117,16 +116,20 @@ class SseParser:
     :meth:`feed` returns the events completed so far. Events without data (the "priming"
     event a server sends to hand out an id and a ``retry`` time) are not returned, but
     their ``id`` and ``retry`` still land in :attr:`last_event_id` and :attr:`retry_ms`.
+    An event (or a line) longer than ``max_size`` bytes raises ValueError: the stream is
+    broken or hostile, and buffering it would have no end.
     """
 
     _LINE_END = re.compile(rb"\r\n|\r|\n")
 
-    def __init__(self) -> None:
+    def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        self.max_size = max_size
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.events_seen = 0  # events dispatched, priming ones included
         self._buffer = b""
         self._data: list[str] = []
+        self._size = 0  # the characters in _data
         self._type = ""
         self._dirty = False  # a field arrived since the last blank line
         self._started = False
@@ -151,6 +154,8 @@ class SseParser:
             self._line(buffer[start:match.start()].decode("utf-8", "replace"), events)
             start = match.end()
         self._buffer = buffer[start:]
+        if len(self._buffer) + self._size > self.max_size:
+            raise ValueError(f"an SSE event is larger than {self.max_size} bytes")
         return events
 
     def _line(self, line: str, events: list[SseEvent]) -> None:
@@ -161,6 +166,7 @@ class SseParser:
             if data:
                 events.append(SseEvent(self._type or "message", data, self.last_event_id))
             self._data = []
+            self._size = 0
             self._type = ""
             self._dirty = False
             return
@@ -172,6 +178,7 @@ class SseParser:
         self._dirty = True
         if field == "data":
             self._data.append(value)
+            self._size += len(value) + 1
         elif field == "event":
             self._type = value
         elif field == "id":
@@ -263,17 +270,6 @@ def header_annotations(schema: Any) -> list[HeaderAnnotation]:
     return found
 
 
-def _header_text(value: Any) -> str | None:
-    """A tool argument as a header value; None for what cannot travel (the server decides)."""
-    if isinstance(value, bool | str):
-        return encode_header_value(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # 42.0 is the integer 42
-    return None
-
-
 def param_headers(annotations: Iterable[HeaderAnnotation],
                   arguments: Any) -> Iterator[tuple[str, str]]:
     """The ``Mcp-Param-*`` headers for a call: one per annotated argument that has a value
@@ -282,9 +278,10 @@ def param_headers(annotations: Iterable[HeaderAnnotation],
         value = arguments
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        text = _header_text(value) if value is not None else None
-        if text is not None:
-            yield f"Mcp-Param-{name}", text
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # 42.0 is the integer 42
+        if isinstance(value, bool | int | str):  # anything else cannot travel: the server decides
+            yield f"Mcp-Param-{name}", encode_header_value(value)
 
 
 # -- the transport ---------------------------------------------------------------------
@@ -292,6 +289,18 @@ def param_headers(annotations: Iterable[HeaderAnnotation],
 
 def _media_type(response: httpx.Response) -> str:
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+async def _read_body(response: httpx.Response, limit: int = DEFAULT_MAX_MESSAGE_SIZE) -> bytes:
+    """The body, refused past ``limit`` bytes (``aread`` would hold any amount)."""
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise HttpFailure(f"the response from {response.url} is larger than {limit} bytes",
+                              response.status_code)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _is_answer(message: Any) -> bool:
@@ -429,6 +438,15 @@ class HttpTransport:
         headers.update(self._session_headers())
         return headers
 
+    def _bodiless_headers(self, last_event_id: str | None = None) -> dict[str, str]:
+        """For the legacy session's GET (resuming after ``last_event_id``) and DELETE."""
+        headers = {**self._base_headers, **self._session_headers(),
+                   "accept": "text/event-stream"}
+        del headers["content-type"]
+        if last_event_id is not None:
+            headers["last-event-id"] = last_event_id
+        return headers
+
     def _session_headers(self) -> dict[str, str]:
         headers = {}
         if self.protocol_version is not None:
@@ -481,7 +499,7 @@ class HttpTransport:
             # Only legacy streams resume: those of requests sent without Mcp-Method.
             await self._read_sse(response, request_id, method, H_METHOD not in sent)
             return
-        raw = await response.aread()
+        raw = await _read_body(response)
         try:
             decoded = json.loads(raw) if media == "application/json" \
                 or raw[:1] in (b"{", b"[") else None
@@ -510,7 +528,7 @@ class HttpTransport:
                         raw: bytes | None = None) -> str:
         """``HTTP 401 Unauthorized from URL: <what the body says>`` and a hint."""
         if raw is None:
-            raw = await response.aread()
+            raw = await _read_body(response)
         text = raw.decode("utf-8", "replace").strip()
         try:  # a JSON-RPC error body says it best
             text = json.loads(text)["error"]["message"]
@@ -562,7 +580,11 @@ class HttpTransport:
         ``request_id`` came (True). Raises httpx errors if the connection breaks."""
         async for chunk in response.aiter_bytes():
             answered = False
-            for event in parser.feed(chunk):
+            try:
+                events = parser.feed(chunk)
+            except ValueError as exc:
+                raise HttpFailure(f"{method}: {exc}") from None
+            for event in events:
                 if event.event != "message":
                     continue  # MCP sends only "message" events
                 try:
@@ -585,9 +607,7 @@ class HttpTransport:
         fruitless = 0
         while fruitless < MAX_RESUME_ATTEMPTS:
             await asyncio.sleep((retry_ms if retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
-            headers = {**self._base_headers, **self._session_headers(),
-                       "accept": "text/event-stream", "last-event-id": last_event_id}
-            headers.pop("content-type", None)
+            headers = self._bodiless_headers(last_event_id)
             parser = SseParser()
             try:
                 async with self._http.stream("GET", self.url, headers=headers) as response:
@@ -624,11 +644,7 @@ class HttpTransport:
         last_event_id: str | None = None
         retry_ms: int | None = None
         while True:
-            headers = {**self._base_headers, **self._session_headers(),
-                       "accept": "text/event-stream"}
-            headers.pop("content-type", None)
-            if last_event_id is not None:
-                headers["last-event-id"] = last_event_id
+            headers = self._bodiless_headers(last_event_id)
             parser = SseParser()
             try:
                 async with self._http.stream("GET", self.url, headers=headers) as response:
@@ -703,10 +719,9 @@ class HttpTransport:
         assert self._http is not None
         if self.session_id is not None:
             # A session the client no longer needs SHOULD be ended (405: the server keeps it).
-            headers = {**self._base_headers, **self._session_headers()}
-            headers.pop("content-type", None)
             try:
-                await asyncio.wait_for(self._http.delete(self.url, headers=headers), 2.0)
+                await asyncio.wait_for(
+                    self._http.delete(self.url, headers=self._bodiless_headers()), 2.0)
             except (httpx.HTTPError, TimeoutError) as exc:
                 log.debug("%s: DELETE of the session failed: %r", self.name, exc)
         await self._http.aclose()
