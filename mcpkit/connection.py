@@ -207,6 +207,8 @@ class Connection:
         ``respond``: close a listen stream with its final result (stdio); over HTTP the
         client closing the stream is the cancellation and nothing more is sent.
         """
+        if not isinstance(request_id, str | int):
+            return  # not an id at all (a list, an object): nothing it could cancel
         with self._state_lock:
             ctx = self.in_flight.get(request_id)
             listen = self.listens.pop(request_id, None)
@@ -289,8 +291,9 @@ class Connection:
             raise InvalidParams(
                 f'params._meta["{META_CLIENT_CAPABILITIES}"] is required in 2026-07-28 '
                 "(an empty object if the client has none)")
-        if not isinstance(version, str) or versions.era_of(version) != "modern" \
-                or not versions.is_supported(version):
+        # A supported modern revision: the modern entries of SUPPORTED_VERSIONS are exactly
+        # MODERN_VERSIONS (a legacy date here is as unsupported as an unknown one).
+        if not isinstance(version, str) or version not in versions.MODERN_VERSIONS:
             raise JsonRpcError(
                 jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version: {version}",

@@ -473,9 +473,9 @@ class Server:
             if versions.at_least(ctx.version, "2025-11-25"):
                 return content_mod.error_result(text).to_dict()
             raise InvalidParams(text)
-        kwargs = dict(arguments)
+        kwargs = arguments  # a call with **kwargs copies them: the request is not changed
         if tool.context_param:
-            kwargs[tool.context_param] = ctx
+            kwargs = {**arguments, tool.context_param: ctx}
         try:
             value = tool.fn(**kwargs)
         except (mrtr.InputRequired, mrtr.MissingClientCapability, JsonRpcError):

@@ -340,7 +340,9 @@ def test_bad_input_gets_specific_errors_and_the_server_keeps_serving(peer_factor
         reply = peer.next()
         assert reply["error"]["code"] == code, (raw[:40], reply)
         assert reply["error"]["message"]
-    # A response nobody asked for, and unknown notifications: ignored, never answered.
+    # A cancellation whose requestId cannot be an id, a response nobody asked for, and
+    # unknown notifications: ignored, never answered.
+    peer.write(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}\n')
     peer.write(b'{"jsonrpc":"2.0","id":99,"result":{}}\n')
     peer.write(b'{"jsonrpc":"2.0","method":"notifications/whatever"}\n')
     unknown = peer.modern("nope/nothing")

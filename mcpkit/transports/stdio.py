@@ -99,10 +99,13 @@ def claim_stdout() -> tuple[int, Any]:
 
 def _fd_writer(fd: int):
     def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        written = os.write(fd, data)
+        # A pipe takes a message whole unless it is bigger than the pipe's free space, so
+        # the loop (over a memoryview, to slice without copying) is only for big ones.
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view):]
 
     return write
 
