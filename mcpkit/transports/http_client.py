@@ -387,8 +387,14 @@ class HttpTransport:
         request_id = message.get("id")
         future = self._submit(self._background(request_id, self._exchange(message)))
         self._futures[request_id] = future
-        if future.done():  # it failed before we got here
-            self._futures.pop(request_id, None)
+
+        def forget(done: concurrent.futures.Future[None]) -> None:
+            # Runs when the task ends, even if that was before the line above: the entry
+            # is removed only if it is still this task's.
+            if self._futures.get(request_id) is done:
+                self._futures.pop(request_id, None)
+
+        future.add_done_callback(forget)
 
     def post(self, message: dict[str, Any], timeout: float | None = 30.0) -> None:
         """POST a notification or a response and wait until the server accepts it.
@@ -411,9 +417,6 @@ class HttpTransport:
             log.exception("%s: the HTTP exchange failed", self.name)
             if not self._closed:
                 self.on_failure(request_id, HttpFailure(f"{type(exc).__name__}: {exc}"))
-        finally:
-            if request_id is not None:
-                self._futures.pop(request_id, None)
 
     def _headers_for(self, message: dict[str, Any]) -> dict[str, str]:
         headers = dict(self._base_headers)
