@@ -413,6 +413,19 @@ def _feed_each(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> Callable[[]
     return run
 
 
+def _decoder_cases(cls: type, results: list[CaseResult]) -> Callable[..., None]:
+    """``add(name, chunks, expected, hint=None, each=False, **decoder_kwargs)``: one case
+    that feeds ``chunks`` to a fresh ``cls`` decoder, appended to ``results``."""
+
+    def add(name: str, chunks: list[bytes], expected: Any, hint: str | None = None,
+            each: bool = False, **kwargs: Any) -> None:
+        run = (_feed_each if each else _feed_all)(cls, chunks, **kwargs)
+        results.append(case(name, run, expected, given=_chunks_text(cls, chunks, **kwargs),
+                            hint=hint, normalize=_items))
+
+    return add
+
+
 def _chunks_text(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> str:
     calls = " ; ".join(f"feed({c!r})" for c in chunks)
     if len(calls) > 120 and len(chunks) > 3:
@@ -548,12 +561,7 @@ def check_ndjson_decoder(cls: type) -> None:
     limit_ok = b'{"t":"' + b"y" * 24 + b'"}\n'  # 32 bytes before the newline
 
     results: list[CaseResult] = []
-
-    def add(name: str, chunks: list[bytes], expected: Any, hint: str | None = None,
-            each: bool = False, **kwargs: Any) -> None:
-        run = (_feed_each if each else _feed_all)(cls, chunks, **kwargs)
-        results.append(case(name, run, expected, given=_chunks_text(cls, chunks, **kwargs),
-                            hint=hint, normalize=_items))
+    add = _decoder_cases(cls, results)
 
     add(_("one whole message in one read", "un mensaje completo en una sola lectura"),
         [ping], [ping_v])
@@ -632,12 +640,7 @@ def check_content_length_decoder(cls: type) -> None:
     cafe_b = '{"text":"café ☕"}'.encode()
     pretty_b = b'{\r\n\r\n  "id": 7\r\n}'
     results: list[CaseResult] = []
-
-    def add(name: str, chunks: list[bytes], expected: Any, hint: str | None = None,
-            each: bool = False, **kwargs: Any) -> None:
-        run = (_feed_each if each else _feed_all)(cls, chunks, **kwargs)
-        results.append(case(name, run, expected, given=_chunks_text(cls, chunks, **kwargs),
-                            hint=hint, normalize=_items))
+    add = _decoder_cases(cls, results)
 
     add(_("one whole message in one read", "un mensaje completo en una sola lectura"),
         [ping], [ping_v])

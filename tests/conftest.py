@@ -12,6 +12,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,16 @@ def validate_emitted(revision: str, message: dict[str, Any], method: str | None)
         validate(revision, "ServerRequest", message)
         return
     validate(revision, "ServerNotification", message)
+
+
+def wait_until(predicate, timeout: float = 5.0) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
 
 
 def modern_meta(**extra: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from leakcheck import children, no_leaks  # noqa: F401  (autouse fixture)
 
 from mcpkit import versions
@@ -42,14 +43,6 @@ ERAS = [None, "legacy"]  # None: probe (modern for these servers)
 def kit(**options) -> Client:
     return Client(PY, [KIT], **options)
 
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 # -- eras and the probe ------------------------------------------------------------------

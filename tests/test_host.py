@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until as wait_for
 from leakcheck import children, no_leaks, open_fds  # noqa: F401  (autouse fixture)
 
 from mcpkit import toolformats
@@ -461,11 +462,3 @@ def test_subscriptions_are_made_again_after_a_restart():
         time.sleep(0.1)
         assert len(updates) == 2
 
-
-def wait_for(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import validate_emitted
+from conftest import wait_until as wait_for
 
 from mcpkit import Context, Server
 from mcpkit.examples import everything
@@ -158,14 +159,6 @@ def stream_in_thread(method: str, url: str, headers: dict, body: Any = None
     thread.start()
     return out, thread, control
 
-
-def wait_for(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 # -- servers ---------------------------------------------------------------------------

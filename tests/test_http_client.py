@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until
 
 from mcpkit import Context, Server
 from mcpkit.client import (
@@ -72,14 +73,6 @@ def no_client_threads() -> Iterator[None]:
         time.sleep(0.02)
     assert not extra, f"client threads left running: {extra}"
 
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 # -- servers -----------------------------------------------------------------------------
