@@ -32,12 +32,12 @@ from typing import Any
 
 from . import content as content_mod
 from . import jsonrpc, mrtr, versions
+from . import params as params_mod
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
 from .versions import (
     META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
@@ -132,6 +132,17 @@ class Connection:
         HTTP gives each POST its own.
         """
         reply = reply or self.send
+        try:
+            self._receive(message, reply)
+        except Exception:
+            # A bug of ours (or a handler's) must cost one answer, never the connection.
+            request_id = jsonrpc.request_id_of(message)
+            log.exception("failed on a message (request id %r)", request_id)
+            if isinstance(message, dict) and "method" in message and request_id is not None:
+                reply(jsonrpc.error_response(request_id, jsonrpc.INTERNAL_ERROR,
+                                             "Internal error; the server log has the details"))
+
+    def _receive(self, message: Any, reply: Send) -> None:
         if isinstance(message, FramingError):
             code = jsonrpc.INVALID_REQUEST if isinstance(message, MessageTooLarge) \
                 else jsonrpc.PARSE_ERROR
@@ -227,6 +238,7 @@ class Connection:
                 f"request id {request_id!r} is already in flight; use a new id per request"))
             return
         try:
+            params_mod.check_meta(method, params)
             ctx = self._context_for(request_id, method, params, reply)
         except JsonRpcError as exc:
             reply(jsonrpc.error_response_from(request_id, exc))
@@ -241,8 +253,7 @@ class Connection:
         if method == "subscriptions/listen":
             self._listen(ctx)
             return
-        runs_on_thread = method == "tools/call" and self._tool_wants_thread(params)
-        if not runs_on_thread:
+        if not self._may_wait(method, params):
             self._serve(ctx)
             return
         # Only a call on its own thread can be cancelled: an inline one is over before the
@@ -255,9 +266,21 @@ class Connection:
         self._threads.add(thread)
         thread.start()
 
-    def _tool_wants_thread(self, params: dict[str, Any]) -> bool:
-        tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
-        return tool is not None and tool.context_param is not None
+    def _may_wait(self, method: str, params: dict[str, Any]) -> bool:
+        """Whether a request's handler takes a Context, so it may wait on the client (legacy
+        elicitation, sampling, roots) or on cancellation. Such a handler must not run on the
+        reader: the answer it waits for could only be read by the thread it blocks."""
+        server = self.server
+        if method == "tools/call":
+            handler = server.tools.get(params["name"])
+        elif method == "prompts/get":
+            handler = server.prompts.get(params["name"])
+        elif method == "resources/read":
+            found = server._find_resource(params["uri"])
+            handler = found[0] if found else None
+        else:
+            return False
+        return handler is not None and handler.context_param is not None
 
     def _context_for(
         self, request_id: jsonrpc.RequestId, method: str, params: dict[str, Any], reply: Send
@@ -266,11 +289,13 @@ class Connection:
         meta = params.get("_meta")
         modern_version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
         if method == "initialize":
+            params_mod.check(method, params)
             self._initialize(request_id, params, reply)
             return None
         if self.initialized:
             if method in _MODERN_ONLY:
                 raise jsonrpc.MethodNotFound(method)
+            params_mod.check(method, params)
             return Context(self, request_id, method, params, "legacy", self.protocol_version,
                            self.client_capabilities, self.log_level, reply)
         if modern_version is None:
@@ -304,9 +329,7 @@ class Connection:
         if log_level is not None and log_level not in versions.LOG_LEVELS:
             raise InvalidParams(f"unknown log level {log_level!r}; one of "
                                 f"{', '.join(versions.LOG_LEVELS)}")
-        client_info = meta.get(META_CLIENT_INFO)
-        if client_info is not None and not isinstance(client_info, dict):
-            raise InvalidParams(f'params._meta["{META_CLIENT_INFO}"] must be an object')
+        params_mod.check(method, params)
         return Context(self, request_id, method, params, "modern", version, capabilities,
                        log_level, reply)
 

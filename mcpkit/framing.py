@@ -44,9 +44,12 @@ __all__ = [
     "InvalidJson",
     "InvalidUtf8",
     "MessageTooLarge",
+    "loads",
     "NdjsonDecoder",
+    "UnencodableMessage",
     "decoder_for",
     "encode_content_length",
+    "encode_json",
     "encode_ndjson",
     "encoder_for",
 ]
@@ -60,10 +63,20 @@ FRAMINGS: tuple[str, ...] = ("ndjson", "content-length")
 _RAW_PREVIEW = 200
 
 # One shared encoder/decoder: json.dumps/json.loads with non-default options build a new one
-# per call, which is measurable on the hot path. allow_nan=False because NaN and Infinity are
-# not JSON and the peer's parser may well reject them.
+# per call, which is measurable on the hot path. NaN and Infinity are not JSON (RFC 8259), so
+# they are refused both ways: the peer's parser may well reject them, and a value we accepted
+# would be echoed back (a progress token) where we cannot encode it.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_loads = json.JSONDecoder().decode
+# For the rare message holding a lone surrogate ("\ud800" arrives as a JSON escape, and JSON
+# can carry it escaped, but UTF-8 cannot carry it raw).
+_encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
+
+
+_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
 
 
 class FramingError(ValueError):
@@ -95,20 +108,44 @@ class InvalidHeader(FramingError):
     """A Content-Length header section is missing, malformed or too long."""
 
 
+class UnencodableMessage(ValueError):
+    """A message holds a value JSON cannot carry: NaN, Infinity, or an object of no JSON type."""
+
+
 # --------------------------------------------------------------------------- encoders
+
+
+def encode_json(message: object) -> bytes:
+    """``message`` as compact UTF-8 JSON, or :class:`UnencodableMessage` saying why not."""
+    try:
+        text = _encode(message)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise UnencodableMessage(f"cannot be encoded as JSON: {exc}") from None
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _encode_ascii(message).encode()
 
 
 def encode_ndjson(message: object) -> bytes:
     """Encode ``message`` as one line of compact UTF-8 JSON ending in ``\\n``."""
     # Compact separators never emit a newline, and json escapes the ones inside strings, so
     # the only b"\n" in the output is the terminator.
-    return _encode(message).encode() + b"\n"
+    return encode_json(message) + b"\n"
 
 
 def encode_content_length(message: object) -> bytes:
     """Encode ``message`` as a ``Content-Length`` header section followed by the JSON body."""
-    body = _encode(message).encode()
+    body = encode_json(message)
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+
+
+def loads(body: bytes | bytearray) -> object:
+    """Parse one whole message body (an HTTP POST); raise the :class:`FramingError` it is."""
+    value = _parse(body)
+    if isinstance(value, FramingError):
+        raise value
+    return value
 
 
 # --------------------------------------------------------------------------- helpers

@@ -14,7 +14,11 @@ edge, and raises :class:`InvalidRequest` with the exact reason when a message is
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any, Literal
+
+log = logging.getLogger("mcpkit.jsonrpc")
 
 JSONRPC_VERSION = "2.0"
 
@@ -205,3 +209,55 @@ def request_id_of(message: Any) -> RequestId | None:
     if isinstance(message, dict) and _is_id(message.get("id")):
         return message["id"]
     return None
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+def encode_or_replace(encode: Callable[[Any], bytes], message: Any) -> bytes | None:
+    """Encode an outgoing message; never let one bad value take the connection down.
+
+    ``encode`` raises ``ValueError`` for a value JSON cannot carry (a tool that returns NaN).
+    A response must still answer its request exactly once, so it is replaced by a -32603
+    error with the same id; a request or notification is dropped (None). Both are logged.
+    """
+    try:
+        return encode(message)
+    except ValueError as exc:
+        problem = exc
+    if isinstance(message, list):  # a batch of responses: replace only the bad ones
+        return encode([_replacement(item, problem) if _unencodable(encode, item) else item
+                       for item in message])
+    replacement = _replacement(message, problem)
+    if replacement is None:
+        log.error("dropped an outgoing %s: %s", _describe(message), problem)
+        return None
+    log.error("the response to request %r %s; sent -32603 instead",
+              replacement["id"], problem)
+    return encode(replacement)
+
+
+def _unencodable(encode: Callable[[Any], bytes], message: Any) -> bool:
+    try:
+        encode(message)
+    except ValueError:
+        return True
+    return False
+
+
+def _replacement(message: Any, problem: Exception) -> dict[str, Any] | None:
+    if not isinstance(message, dict) or "method" in message:
+        return None
+    request_id = message.get("id")
+    if request_id is not None and not _is_id(request_id):
+        request_id = None
+    return error_response(request_id, INTERNAL_ERROR,
+                          f"Internal error: the response {problem}; the server log has "
+                          "the details")
+
+
+def _describe(message: Any) -> str:
+    if isinstance(message, dict) and isinstance(message.get("method"), str):
+        kind = "request" if "id" in message else "notification"
+        return f"{kind} {message['method']}"
+    return "message"

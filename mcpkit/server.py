@@ -113,12 +113,18 @@ _TEMPLATE_VAR = re.compile(r"\{(\w+)\}")
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
-    """``notes://{id}`` -> a regex with one named group per variable (no slashes inside)."""
+    """``notes://{id}`` -> a regex with one named group per variable.
+
+    A variable is one path segment: no slash, and no control character (a NUL, a CR, a tab
+    or a newline in an id is an injection, not a name). ``\\Z`` rather than ``$``, which
+    would also match before a trailing newline.
+    """
     parts = _TEMPLATE_VAR.split(template)
     regex = "".join(
-        re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/]+)" for i, part in enumerate(parts)
+        re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/\\x00-\\x1f\\x7f-\\x9f]+)"
+        for i, part in enumerate(parts)
     )
-    return re.compile(f"^{regex}$")
+    return re.compile(f"\\A{regex}\\Z")
 
 
 def _context_param(fn: Callable[..., Any]) -> str | None:

@@ -69,7 +69,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import jsonrpc, versions
-from ..framing import DEFAULT_MAX_MESSAGE_SIZE, encode_ndjson
+from .. import params as params_mod
+from ..framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, encode_ndjson, loads
 
 if TYPE_CHECKING:
     from ..server import Connection, Server
@@ -89,6 +90,12 @@ KEEPALIVE_S = 15.0
 SESSION_IDLE_TIMEOUT_S = 3600.0
 #: Messages a legacy session keeps for a GET stream that is not open (yet).
 SESSION_BACKLOG = 1000
+#: Live legacy sessions at most; a new one then ends the one idle the longest.
+MAX_SESSIONS = 1000
+#: Seconds a client has to send a request's body (its head: see http_protocol).
+BODY_TIMEOUT_S = 30.0
+#: uvicorn's h11 protocol, with a deadline for request heads (slowloris).
+_PROTOCOL = "mcpkit.transports.http_protocol:HeadDeadlineProtocol"
 
 H_VERSION = "mcp-protocol-version"
 H_SESSION = "mcp-session-id"
@@ -275,9 +282,15 @@ def _error_body(exc: HttpError) -> dict[str, Any]:
     return body
 
 
+def _encode(message: dict[str, Any] | list[Any]) -> bytes | None:
+    # A value JSON cannot carry (NaN in a result) costs that message, never the response.
+    return jsonrpc.encode_or_replace(encode_ndjson, message)
+
+
 async def _send_json(send: AsgiSend, status: int, message: dict[str, Any] | list[Any],
                      headers: Iterable[tuple[str, str]] = ()) -> None:
-    body = encode_ndjson(message)
+    body = _encode(message) or encode_ndjson(jsonrpc.error_response(
+        None, jsonrpc.INTERNAL_ERROR, "Internal error; the server log has the details"))
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -301,9 +314,10 @@ async def _start_sse(send: AsgiSend) -> None:
     ]})
 
 
-def _sse_event(message: dict[str, Any] | list[Any]) -> bytes:
+def _sse_event(message: dict[str, Any] | list[Any]) -> bytes | None:
     # encode_ndjson gives one line (JSON escapes newlines), so one data: field is enough.
-    return b"event: message\ndata: " + encode_ndjson(message) + b"\n"
+    data = _encode(message)
+    return None if data is None else b"event: message\ndata: " + data + b"\n"
 
 
 def _final_for(message: dict[str, Any] | list[Any]) -> Callable[[Any], bool]:
@@ -447,6 +461,8 @@ class McpHttpApp:
         max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         keepalive_s: float = KEEPALIVE_S,
         session_idle_timeout_s: float = SESSION_IDLE_TIMEOUT_S,
+        max_sessions: int = MAX_SESSIONS,
+        body_timeout_s: float = BODY_TIMEOUT_S,
         max_threads: int = 64,
     ) -> None:
         self.server = server
@@ -461,6 +477,8 @@ class McpHttpApp:
         self.max_body_size = max_body_size
         self.keepalive_s = keepalive_s
         self.session_idle_timeout_s = session_idle_timeout_s
+        self.max_sessions = max_sessions
+        self.body_timeout_s = body_timeout_s
         self._sessions: dict[str, _Session] = {}
         self._streams: set[_Outbox] = set()
         self._lock = threading.Lock()
@@ -482,6 +500,13 @@ class McpHttpApp:
             await _send_json(send, exc.status, _error_body(exc), exc.headers)
         except _ClientGone:
             pass
+        except Exception:
+            # A bug of ours: still a JSON-RPC body, never uvicorn's plain-text page. (If the
+            # response had started, this send fails and uvicorn closes the connection.)
+            log.exception("failed on a %s request", scope.get("method"))
+            with contextlib.suppress(Exception):
+                await _send_json(send, 500, _error_body(HttpError(
+                    500, jsonrpc.INTERNAL_ERROR, "Internal error; the server log has the details")))
 
     async def _lifespan(self, receive: Receive, send: AsgiSend) -> None:
         while True:
@@ -552,6 +577,15 @@ class McpHttpApp:
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_size:
             raise too_large
+        try:
+            async with asyncio.timeout(self.body_timeout_s):
+                return await self._receive_body(receive, too_large)
+        except TimeoutError:
+            raise HttpError(408, jsonrpc.INVALID_REQUEST,
+                            f"The request body did not arrive within {self.body_timeout_s:g} s",
+                            headers=[("connection", "close")]) from None
+
+    async def _receive_body(self, receive: Receive, too_large: HttpError) -> bytes:
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -577,8 +611,8 @@ class McpHttpApp:
                             "Accept must list both application/json and text/event-stream")
         body = await self._read_body(receive, headers)
         try:
-            message = json.loads(body)
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            message = loads(body)  # the same parser as stdio: no NaN, no stack overflow
+        except FramingError as exc:
             raise HttpError(400, jsonrpc.PARSE_ERROR, f"Parse error: {exc}") from None
         if isinstance(message, list):
             await self._post_batch(receive, send, headers, message)
@@ -602,6 +636,10 @@ class McpHttpApp:
             await _send_empty(send, 202)
             return
         request_id = message["id"]
+        try:  # the params' shape first: the checks below read them
+            params_mod.check_meta(message["method"], message.get("params") or {})
+        except jsonrpc.JsonRpcError as exc:
+            raise HttpError(400, exc.code, exc.message, request_id, exc.data) from None
         if _meta_complete(message):  # an incomplete _meta is -32602, which comes first
             problem = self._header_problem(headers, message)
             if problem:
@@ -656,7 +694,8 @@ class McpHttpApp:
         return None
 
     def _param_header_problem(self, headers: _Headers, params: dict[str, Any]) -> str | None:
-        tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+        name = params.get("name")
+        tool = self.server.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return None  # the server answers an unknown tool itself
         arguments = params.get("arguments")
@@ -734,17 +773,14 @@ class McpHttpApp:
         await self._answer(receive, send, session.connection, batch, outbox, modern=False)
 
     async def _take(self, connection: Connection, message: Any) -> None:
-        """Hand the server what gets no response (the caller answers 202), off the loop."""
-        try:
-            await asyncio.get_running_loop().run_in_executor(
-                self._executor, connection.receive, message)
-        except Exception:
-            log.exception("the server failed on a message that needs no response")
-            raise HttpError(500, jsonrpc.INTERNAL_ERROR,
-                            "Internal error; the server log has the details") from None
+        """Hand the server what gets no response (the caller answers 202), off the loop.
+        (``receive`` logs its own failures: nothing is owed to the client for these.)"""
+        await asyncio.get_running_loop().run_in_executor(
+            self._executor, connection.receive, message)
 
     async def _initialize(self, send: AsgiSend, message: dict[str, Any]) -> None:
         self._purge_idle_sessions()
+        self._make_room_for_a_session(message.get("id"))
         session = _Session(secrets.token_urlsafe(32))  # 256 random bits, URL-safe ASCII
         connection = self.server.connect(session.push)
         session.connection = connection
@@ -801,6 +837,25 @@ class McpHttpApp:
             log.info("ending idle session %s...", session.id[:8])
             session.ended = True
             self._spawn(session.connection.close)
+
+    def _make_room_for_a_session(self, request_id: jsonrpc.RequestId | None) -> None:
+        """At ``max_sessions``, end the session idle the longest; 503 if every one is busy."""
+        with self._lock:
+            if len(self._sessions) < self.max_sessions:
+                return
+            idle = [s for s in self._sessions.values() if not s.requests and s._stream is None]
+            oldest = min(idle, key=lambda s: s.last_seen, default=None)
+            if oldest is not None:
+                del self._sessions[oldest.id]
+        if oldest is None:
+            raise HttpError(503, jsonrpc.INVALID_REQUEST,
+                            f"Too many sessions ({self.max_sessions}), all of them busy: try "
+                            "again later, or DELETE sessions you no longer use", request_id,
+                            headers=[("retry-after", "5")])
+        log.warning("%d sessions: ending %s..., idle the longest", self.max_sessions,
+                    oldest.id[:8])
+        oldest.end_streams()
+        self._spawn(oldest.connection.close)
 
     # -- GET and DELETE (legacy sessions only) ------------------------------------------
 
@@ -890,8 +945,8 @@ class McpHttpApp:
                     # us notice a client that went away.
                     await send({"type": "http.response.body", "body": b": keepalive\n\n",
                                 "more_body": True})
-                elif item is not None:
-                    await send({"type": "http.response.body", "body": _sse_event(item),
+                elif item is not None and (event := _sse_event(item)) is not None:
+                    await send({"type": "http.response.body", "body": event,
                                 "more_body": True})
                     if is_final(item):
                         return item
@@ -999,7 +1054,7 @@ def _uvicorn_server(app: McpHttpApp, **config: Any) -> Any:
             app.close()
             await super().shutdown(sockets)
 
-    return Server(uvicorn.Config(app, **config))
+    return Server(uvicorn.Config(app, http=_PROTOCOL, **config))
 
 
 class HttpServerThread:
@@ -1122,7 +1177,7 @@ def run_http(
     os.environ[_ENV_TARGET] = target
     os.environ[_ENV_OPTIONS] = json.dumps(options)
     uvicorn.run("mcpkit.transports.http:app_from_env", factory=True, workers=workers,
-                lifespan="on", **common)
+                lifespan="on", http=_PROTOCOL, **common)
 
 
 def app_from_env() -> McpHttpApp:

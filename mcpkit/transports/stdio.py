@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, decoder_for, encoder_for
+from ..jsonrpc import encode_or_replace
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -53,9 +54,13 @@ def serve_stdio(
         nonlocal broken
         if broken:
             return
+        # A value JSON cannot carry is this message's problem, not the connection's.
+        data = encode_or_replace(encode, message)
+        if data is None:
+            return
         try:
-            write(encode(message))
-        except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
+            write(data)
+        except (OSError, ValueError) as exc:  # ValueError: a closed stream
             broken = True
             log.warning("the client went away (%s); dropping further output", exc)
 
