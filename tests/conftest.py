@@ -245,3 +245,8 @@ def peer_factory():
     yield start
     for peer in peers:
         peer.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--fuzz-examples", type=int, default=None,
+                     help="examples per fuzz test (default 60, or MCPKIT_FUZZ_EXAMPLES)")
