@@ -368,6 +368,10 @@ class Connection:
         """Run one request on its own thread: it may be cancelled, and is tracked till done."""
         try:
             response = self._run(ctx)
+        except Exception:  # a bug: the caller still gets its one answer
+            log.exception("failed on %s (request id %r)", ctx.method, ctx.request_id)
+            response = jsonrpc.error_response(ctx.request_id, jsonrpc.INTERNAL_ERROR,
+                                              "Internal error; the server log has the details")
         finally:
             with self._state_lock:
                 self.in_flight.pop(ctx.request_id, None)

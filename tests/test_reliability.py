@@ -15,6 +15,7 @@ import httpx
 import pytest
 from conftest import SERVERS, modern_meta
 
+from mcpkit import Server
 from mcpkit.examples import everything
 from mcpkit.transports import http_protocol
 from mcpkit.transports.http import HttpServerThread
@@ -225,9 +226,10 @@ def test_http_a_slow_body_gets_408(http_server):
 
 
 def _initialize(url: str) -> str:
-    response = httpx.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
-        headers={"accept": ACCEPT}, timeout=10)
+    params = {"protocolVersion": LEGACY, "capabilities": {},
+              "clientInfo": {"name": "t", "version": "0"}}
+    response = httpx.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                     "params": params}, headers={"accept": ACCEPT}, timeout=10)
     assert response.status_code == 200, response.text
     return response.headers["mcp-session-id"]
 
@@ -246,3 +248,34 @@ def test_http_sessions_are_capped_and_the_longest_idle_one_goes(http_server):
     for session in [*sessions[1:], newest]:
         assert _ping(http_server.url, session).status_code == 200
     assert len(http_server.app._sessions) == 3
+
+
+big = Server("big")
+
+
+@big.tool()
+def blob() -> str:
+    """Twenty megabytes of text: more than any socket buffer holds."""
+    return "x" * (20 * 1024 * 1024)
+
+
+def test_http_a_client_that_stops_reading_is_cut_off(monkeypatch):
+    monkeypatch.setattr(http_protocol, "WRITE_TIMEOUT_S", 0.5)
+    body, headers = _modern_body("tools/call", {"name": "blob", "arguments": {}})
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with HttpServerThread(big) as served:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(10)
+        with sock:
+            sock.connect((served.host, served.port))
+            sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            time.sleep(3)  # read nothing: the server's send buffer fills and stays full
+            received = 0
+            try:
+                while chunk := sock.recv(1 << 20):
+                    received += len(chunk)
+            except ConnectionResetError:
+                pass  # aborted: what the kernel had buffered may be dropped
+        assert received < 20 * 1024 * 1024  # cut off, not delivered in full

@@ -1,10 +1,18 @@
-"""uvicorn's h11 HTTP protocol with a deadline for each request's head.
+"""uvicorn's h11 HTTP protocol with deadlines for a slow client, reading and writing.
 
-uvicorn times out an idle keep-alive connection, but not one that is sending a request line
-and headers a byte at a time (slowloris): such a connection would hold a socket, and a file
-descriptor, for as long as the client likes. The ASGI app cannot see a request before its
-head is complete, so the deadline has to live here, in the protocol. The body has its own
-deadline in the app (:attr:`McpHttpApp.body_timeout_s`).
+uvicorn times out an idle keep-alive connection, but not one that sends its request line
+and headers a byte at a time (slowloris), nor one that stops reading its response: either
+would hold a socket, a file descriptor and a task for as long as the client likes. The ASGI
+app sees neither (it gets a request only once its head is complete, and a write to a full
+socket just waits), so the deadlines live here, in the protocol:
+
+- the request head must be complete within ``HEAD_TIMEOUT_S`` of its first byte (or of the
+  connection's start);
+- once the socket's send buffer is full (asyncio pauses writing), the client has
+  ``WRITE_TIMEOUT_S`` to read some of it; otherwise the connection is aborted, which the
+  app sees as the client leaving (a modern request is then cancelled).
+
+The body has its own deadline in the app (:attr:`McpHttpApp.body_timeout_s`).
 
 Imported by uvicorn by name (``http="mcpkit.transports.http_protocol:HeadDeadlineProtocol"``),
 so worker processes can load it too.
@@ -22,12 +30,16 @@ log = logging.getLogger("mcpkit.http")
 
 #: Seconds from a request's first byte (or the connection's start) to its last header.
 HEAD_TIMEOUT_S = float(os.environ.get("MCPKIT_HTTP_HEAD_TIMEOUT", "10"))
+#: Seconds a paused write (a full send buffer) may wait for the client to read.
+WRITE_TIMEOUT_S = float(os.environ.get("MCPKIT_HTTP_WRITE_TIMEOUT", "30"))
 
 
 class HeadDeadlineProtocol(H11Protocol):
-    """Close a connection whose request head is not complete within ``HEAD_TIMEOUT_S``."""
+    """Close a connection whose request head is not complete within ``HEAD_TIMEOUT_S``, or
+    whose client reads nothing of a full send buffer for ``WRITE_TIMEOUT_S``."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    _write_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -43,7 +55,27 @@ class HeadDeadlineProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_timer is None:
+            self._write_timer = self.loop.call_later(WRITE_TIMEOUT_S, self._write_timed_out)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
+    def _write_timed_out(self) -> None:
+        self._write_timer = None
+        log.info("aborting a connection from %s: it read nothing for %g s", self.client,
+                 WRITE_TIMEOUT_S)
+        # abort, not close: close would wait, forever, to flush what the client won't read.
+        self.transport.abort()
 
     def _arm(self) -> None:
         self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._head_timed_out)

@@ -28,7 +28,8 @@ def echo(text: str) -> str:
 @server.prompt()
 def confirm_prompt(ctx: Context) -> str:
     """A prompt that asks the user first (elicitation nested in prompts/get)."""
-    answer = ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    answer = ctx.elicit("Your name?", schema)
     return f"Hello, {answer.get('content', {}).get('name')}"
 
 
