@@ -133,7 +133,25 @@ class Connection:
         """
         reply = reply or self.send
         try:
-            self._receive(message, reply)
+            if isinstance(message, FramingError):
+                code = jsonrpc.INVALID_REQUEST if isinstance(message, MessageTooLarge) \
+                    else jsonrpc.PARSE_ERROR
+                reply(jsonrpc.error_response(None, code, str(message)))
+                return
+            if isinstance(message, list) and self.protocol_version == "2025-03-26":
+                self._receive_batch(message, reply)
+                return
+            try:
+                kind = jsonrpc.classify(message)
+            except JsonRpcError as exc:
+                reply(jsonrpc.error_response_from(jsonrpc.request_id_of(message), exc))
+                return
+            if kind == "request":
+                self._on_request(message, reply)
+            elif kind == "notification":
+                self._on_notification(message)
+            else:
+                self._on_response(message)
         except Exception:
             # A bug of ours (or a handler's) must cost one answer, never the connection.
             request_id = jsonrpc.request_id_of(message)
@@ -141,27 +159,6 @@ class Connection:
             if isinstance(message, dict) and "method" in message and request_id is not None:
                 reply(jsonrpc.error_response(request_id, jsonrpc.INTERNAL_ERROR,
                                              "Internal error; the server log has the details"))
-
-    def _receive(self, message: Any, reply: Send) -> None:
-        if isinstance(message, FramingError):
-            code = jsonrpc.INVALID_REQUEST if isinstance(message, MessageTooLarge) \
-                else jsonrpc.PARSE_ERROR
-            reply(jsonrpc.error_response(None, code, str(message)))
-            return
-        if isinstance(message, list) and self.protocol_version == "2025-03-26":
-            self._receive_batch(message, reply)
-            return
-        try:
-            kind = jsonrpc.classify(message)
-        except JsonRpcError as exc:
-            reply(jsonrpc.error_response_from(jsonrpc.request_id_of(message), exc))
-            return
-        if kind == "request":
-            self._on_request(message, reply)
-        elif kind == "notification":
-            self._on_notification(message)
-        else:
-            self._on_response(message)
 
     def _receive_batch(self, batch: list[Any], reply: Send) -> None:
         """A JSON-RPC batch (revision 2025-03-26 only): the responses go back as one array.

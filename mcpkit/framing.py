@@ -131,7 +131,10 @@ def encode_ndjson(message: object) -> bytes:
     """Encode ``message`` as one line of compact UTF-8 JSON ending in ``\\n``."""
     # Compact separators never emit a newline, and json escapes the ones inside strings, so
     # the only b"\n" in the output is the terminator.
-    return encode_json(message) + b"\n"
+    try:
+        return _encode(message).encode() + b"\n"
+    except (ValueError, TypeError, RecursionError):  # the hot path stays one call deep
+        return encode_json(message) + b"\n"
 
 
 def encode_content_length(message: object) -> bytes:

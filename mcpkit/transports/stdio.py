@@ -54,10 +54,13 @@ def serve_stdio(
         nonlocal broken
         if broken:
             return
-        # A value JSON cannot carry is this message's problem, not the connection's.
-        data = encode_or_replace(encode, message)
-        if data is None:
-            return
+        try:
+            data = encode(message)
+        except ValueError:
+            # A value JSON cannot carry is this message's problem, not the connection's.
+            data = encode_or_replace(encode, message)
+            if data is None:
+                return
         try:
             write(data)
         except (OSError, ValueError) as exc:  # ValueError: a closed stream
