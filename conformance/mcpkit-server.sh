@@ -18,11 +18,6 @@ PY="${PYTHON:-python3}"
 PORT="${PORT:-$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 TARGET=mcpkit.examples.everything:server
 
-# The CLI's --http, once it exists; until then the transport's own entry point.
-if "$PY" -m mcpkit serve --help 2>/dev/null | grep -q -- '--http'; then
-    serve="$PY -m mcpkit serve $TARGET --http --host 127.0.0.1 --port $PORT"
-else
-    serve="$PY -m mcpkit.transports.http $TARGET --host 127.0.0.1 --port $PORT"
-fi
+serve="$PY -m mcpkit serve $TARGET --http --host 127.0.0.1 --port $PORT"
 export SERVER_CMD="cd '$HERE/..' && exec $serve"
 exec bash "$HERE/server.sh" "http://127.0.0.1:$PORT/mcp" "${1:-all}"

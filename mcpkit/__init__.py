@@ -1,16 +1,48 @@
 """mcpkit: a small, readable, real Model Context Protocol implementation.
 
-Layers, bottom up: :mod:`mcpkit.framing` (bytes <-> messages), :mod:`mcpkit.jsonrpc`
-(message kinds and errors), :mod:`mcpkit.dispatch` (method -> handler),
-:mod:`mcpkit.versions` (revisions and eras), :mod:`mcpkit.server`, and transports.
+Each module is one concern, and a layer of the course. Layers, bottom up: a module imports
+only modules of the rows above its own, or earlier in its own row (``tests/test_layers.py``
+checks it, imports under ``TYPE_CHECKING`` and inside functions included, so there are no
+cycles of any kind). Read a lesson's layer without anything above it.
+
+.. layers (bottom up)
+
+============  ==========================================================================
+protocol      versions jsonrpc framing dispatch params
+definitions   schema validation content mrtr
+server core   context registry connection
+byte pumps    transports.stdio transports.process
+server        server
+HTTP          transports.http_protocol transports.http transports.http_client
+client side   client toolformats host
+package       mcpkit
+entry points  launch cli __main__
+course        display grading* course* examples*
+============  ==========================================================================
+
+- *protocol*: bytes <-> messages (:mod:`~mcpkit.framing`), JSON-RPC kinds and errors
+  (:mod:`~mcpkit.jsonrpc`), method -> handler (:mod:`~mcpkit.dispatch`), revisions and eras
+  (:mod:`~mcpkit.versions`), the shape of every request's params (:mod:`~mcpkit.params`);
+- *definitions*: tool schemas from type hints, their validators, content blocks, multi
+  round-trip requests;
+- *server core*: a request's :class:`~mcpkit.context.Context`, the
+  :class:`~mcpkit.registry.Registry` of what a server offers and its handlers, one
+  transport :class:`~mcpkit.connection.Connection`;
+- *byte pumps*: stdio loops that know framing and nothing of servers or clients;
+- :class:`~mcpkit.server.Server`: a registry that makes connections and runs over stdio;
+- *HTTP*: the streamable HTTP server (ASGI) and its client transport;
+- *client side*: one session (:class:`~mcpkit.client.Client`), model tool formats, many
+  sessions (:class:`~mcpkit.host.Host`);
+- *entry points*: loading a server by name and the ``mcpkit`` command.
 """
 
 from .content import ToolResult
 from .jsonrpc import JsonRpcError
 from .server import Context, Server
+from .versions import PACKAGE_VERSION
 
 __all__ = ["Client", "Context", "Host", "JsonRpcError", "Server", "ToolResult"]
-__version__ = "0.1.0"
+__version__ = PACKAGE_VERSION
 
 
 def __getattr__(name: str):

@@ -3,53 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import logging
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, FRAMINGS
-
-
-class TargetError(Exception):
-    pass
-
-
-def load_target(target: str) -> Any:
-    """Load ``module:attribute`` or ``path/to/file.py[:attribute]`` (attribute: ``server``)."""
-    spec, _, attribute = target.partition(":")
-    if spec.endswith(".py") or os.sep in spec:
-        path = Path(spec)
-        if not path.is_file():
-            raise TargetError(f"no such file: {path}")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise TargetError(f"cannot load {path} as Python")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.path.insert(0, str(path.resolve().parent))
-        module_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(spec)
-        except ImportError as exc:
-            raise TargetError(f"cannot import {spec!r}: {exc}") from exc
-    from .server import Server
-
-    if attribute:
-        try:
-            return getattr(module, attribute)
-        except AttributeError:
-            raise TargetError(f"{spec} has no attribute {attribute!r}") from None
-    if isinstance(getattr(module, "server", None), Server):
-        return module.server
-    found = [v for v in vars(module).values() if isinstance(v, Server)]
-    if len(found) == 1:
-        return found[0]
-    raise TargetError(f"{spec}: name the server object, e.g. {spec}:server "
-                      f"({len(found)} Server objects found)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,13 +45,15 @@ def main(argv: list[str] | None = None) -> int:
         from .transports.stdio import claim_stdout
 
         protocol_out, restore = claim_stdout()
+    from .launch import TargetError, load_target  # after claim_stdout: it imports the server
+
     try:
         server = load_target(args.target)
     except TargetError as exc:
         print(f"mcpkit serve: {exc}", file=sys.stderr)
         return 2
     if args.http:
-        from .transports.http import run_http
+        from .launch import run_http
 
         run_http(server, args.host, args.port, target=args.target, workers=args.workers,
                  max_body_size=args.max_message_size, log_level=args.log_level,

@@ -1543,6 +1543,4 @@ def _supported_versions(data: Any) -> list[str]:
 
 
 def _default_client_info() -> dict[str, Any]:
-    import mcpkit
-
-    return {"name": "mcpkit", "version": mcpkit.__version__}
+    return {"name": "mcpkit", "version": versions.PACKAGE_VERSION}

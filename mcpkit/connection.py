@@ -4,6 +4,8 @@ Theory of operation
 -------------------
 A transport (stdio, HTTP) calls :meth:`Server.connect` with a ``send`` function and feeds
 the returned :class:`Connection` every decoded message with :meth:`Connection.receive`.
+The connection answers from its server's :class:`~mcpkit.registry.Registry` (the layer
+below; the :class:`~mcpkit.server.Server` above makes connections).
 
 What it holds: in the legacy era the ``initialize`` handshake fixes version, client
 capabilities and log level for the connection's life; in both eras it tracks requests in
@@ -26,7 +28,6 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ from . import params as params_mod
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
+from .registry import Registry
 from .versions import (
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
@@ -43,9 +45,6 @@ from .versions import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
 )
-
-if typing.TYPE_CHECKING:
-    from .server import Server
 
 log = logging.getLogger("mcpkit.connection")
 
@@ -65,7 +64,7 @@ _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 class Connection:
     """The server's side of one transport connection. Feed it with :meth:`receive`."""
 
-    def __init__(self, server: Server, send: Send) -> None:
+    def __init__(self, server: Registry, send: Send) -> None:
         self.server = server
         self._raw_send = send
         self._send_lock = threading.Lock()

@@ -14,15 +14,23 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import jsonrpc, mrtr, versions
 
-if TYPE_CHECKING:
-    from .connection import Connection
-    from .server import Server
-
 Send = Callable[[dict[str, Any]], None]
+
+
+class Channel(Protocol):
+    """What a context needs of the connection it came in on (a
+    :class:`~mcpkit.connection.Connection`, a layer above this one)."""
+
+    server: Any  # the Registry the request is served from
+    log_level: str | None  # the legacy era's logging/setLevel
+    subscriptions: set[str]  # the legacy era's resources/subscribe
+
+    def request_client(self, method: str, params: dict[str, Any],
+                       send: Send | None = None) -> dict[str, Any]: ...
 
 # Shared by every context that cannot be cancelled; nothing ever sets it.
 _NEVER_CANCELLED = threading.Event()
@@ -38,7 +46,7 @@ class Context:
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Channel,
         request_id: jsonrpc.RequestId | None,
         method: str,
         params: dict[str, Any],
@@ -68,7 +76,8 @@ class Context:
         self._asked = itertools.count(1)
 
     @property
-    def server(self) -> Server:
+    def server(self) -> Any:
+        """The server's :class:`~mcpkit.registry.Registry` (its tools, resources, ...)."""
         return self.connection.server
 
     def client_supports(self, capability: str) -> bool:

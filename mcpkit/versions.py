@@ -15,6 +15,9 @@ from typing import Literal
 
 Era = Literal["legacy", "modern"]
 
+#: mcpkit's own release (``mcpkit.__version__``; the default clientInfo version).
+PACKAGE_VERSION = "0.1.0"
+
 LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 #: Newest first: the order a server lists them in and a client prefers them in.

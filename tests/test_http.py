@@ -371,7 +371,7 @@ def test_closing_the_stream_cancels_the_call(lab_url: str) -> None:
 
 
 def test_listen_stream_gets_tagged_list_changes_and_ends_with_the_client(url: str) -> None:
-    baseline = len(everything.server._connections)
+    baseline = len(everything.server._listeners)
     body, headers = modern("subscriptions/listen",
                            {"notifications": {"toolsListChanged": True}}, id="L1")
     out, thread, control = stream_in_thread("POST", url, headers, body)
@@ -386,7 +386,7 @@ def test_listen_stream_gets_tagged_list_changes_and_ends_with_the_client(url: st
     assert change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L1"
     thread.join(5)
     # Closing the stream ended the subscription: its Connection is gone.
-    assert wait_for(lambda: len(everything.server._connections) <= baseline)
+    assert wait_for(lambda: len(everything.server._listeners) <= baseline)
 
 
 def test_stopping_the_thread_ends_open_streams() -> None:
@@ -395,7 +395,7 @@ def test_stopping_the_thread_ends_open_streams() -> None:
                            {"notifications": {"promptsListChanged": True}}, id=9)
     out, thread, _ = stream_in_thread("POST", http.url, headers, body)
     assert out.get(timeout=5)["method"] == "notifications/subscriptions/acknowledged"
-    baseline = len(everything.server._connections)
+    baseline = len(everything.server._listeners)
     http.stop()
     final = out.get(timeout=5)  # a graceful end: the listen's result, then the stream closes
     assert final["id"] == 9 and final["result"]["resultType"] == "complete"
@@ -403,7 +403,7 @@ def test_stopping_the_thread_ends_open_streams() -> None:
     thread.join(5)
     assert not http._thread.is_alive()
     # The listen's Connection is closed too, although close() shut the executor down.
-    assert wait_for(lambda: len(everything.server._connections) < baseline)
+    assert wait_for(lambda: len(everything.server._listeners) < baseline)
 
 
 def test_idle_streams_get_keepalive_comments() -> None:
@@ -631,7 +631,7 @@ def test_two_workers_share_the_request_state_secret() -> None:
     port = _free_port()
     env = {**os.environ, "MCPKIT_STATE_SECRET": "shared-by-both-workers"}
     target = str(ROOT / "tests" / "http_workers_server.py") + ":server"
-    proc = subprocess.Popen([sys.executable, "-m", "mcpkit.transports.http", target,
+    proc = subprocess.Popen([sys.executable, "-m", "mcpkit", "serve", target, "--http",
                              "--port", str(port), "--workers", "2"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"

@@ -6,7 +6,7 @@ Theory of operation
 rules can be read in this one file. Every client message arrives as its own POST. The app
 first checks what HTTP alone can tell (path, ``Host`` and ``Origin``, bearer token,
 ``Content-Type``, ``Accept``, body size), decodes one JSON-RPC message, decides which era
-it belongs to, and hands it to a :class:`~mcpkit.server.Connection`:
+it belongs to, and hands it to a :class:`~mcpkit.connection.Connection`:
 
 - **modern** (2026-07-28): the ``MCP-Protocol-Version`` header or ``params._meta`` names a
   modern revision. Stateless: the standard headers must repeat what the body says
@@ -36,44 +36,39 @@ Because a modern request carries everything it needs, several uvicorn workers be
 socket (or any load balancer) can serve the same server::
 
     export MCPKIT_STATE_SECRET=$(openssl rand -hex 32)   # the same for every worker
-    python -m mcpkit.transports.http mcpkit.examples.everything:server --workers 4
+    mcpkit serve mcpkit.examples.everything:server --http --workers 4
 
 The one thing the workers must share is the key that seals ``requestState`` (an
 ``input_required`` round may come back to another worker): ``MCPKIT_STATE_SECRET``
-(:func:`run_http` draws one for its workers when it is unset). What stays per process:
+(:func:`mcpkit.launch.run_http` draws one for its workers when it is unset). What stays per process:
 a legacy session (route legacy clients by ``Mcp-Session-Id``, or run one worker), and a
 list change, which reaches the listen streams open on the worker where it happened.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import binascii
 import contextlib
 import hmac
-import json
 import logging
-import os
 import re
 import secrets
 import socket
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from .. import jsonrpc, versions
 from .. import params as params_mod
+from ..connection import Connection
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, encode_ndjson, loads
-
-if TYPE_CHECKING:
-    from ..server import Connection, Server
+from ..server import Server
 
 log = logging.getLogger("mcpkit.http")
 
@@ -95,7 +90,7 @@ MAX_SESSIONS = 1000
 #: Seconds a client has to send a request's body (its head: see http_protocol).
 BODY_TIMEOUT_S = 30.0
 #: uvicorn's h11 protocol, with a deadline for request heads (slowloris).
-_PROTOCOL = "mcpkit.transports.http_protocol:HeadDeadlineProtocol"
+PROTOCOL = "mcpkit.transports.http_protocol:HeadDeadlineProtocol"
 
 H_VERSION = "mcp-protocol-version"
 H_SESSION = "mcp-session-id"
@@ -1033,7 +1028,7 @@ def create_app(server: Server, **options: Any) -> McpHttpApp:
     return McpHttpApp(server, **options)
 
 
-def _with_bind_host(host: str, allowed_hosts: Iterable[str] | None) -> list[str]:
+def with_bind_host(host: str, allowed_hosts: Iterable[str] | None) -> list[str]:
     """Serving a specific address means clients may use it as Host: allow it too."""
     extra = list(allowed_hosts or ())
     if host not in ("0.0.0.0", "::", "") and host not in LOOPBACK_NAMES:
@@ -1041,7 +1036,7 @@ def _with_bind_host(host: str, allowed_hosts: Iterable[str] | None) -> list[str]
     return extra
 
 
-def _uvicorn_server(app: McpHttpApp, **config: Any) -> Any:
+def uvicorn_server(app: McpHttpApp, **config: Any) -> Any:
     """A uvicorn server that ends the app's streams as its shutdown begins.
 
     uvicorn waits for open responses before it tells the app (lifespan) to stop, and a
@@ -1054,7 +1049,8 @@ def _uvicorn_server(app: McpHttpApp, **config: Any) -> Any:
             app.close()
             await super().shutdown(sockets)
 
-    return Server(uvicorn.Config(app, http=_PROTOCOL, **config))
+    config.setdefault("http", PROTOCOL)
+    return Server(uvicorn.Config(app, **config))
 
 
 class HttpServerThread:
@@ -1068,7 +1064,7 @@ class HttpServerThread:
 
     def __init__(self, server: Server, host: str = DEFAULT_HOST, port: int = 0, *,
                  log_level: str = "warning", **options: Any) -> None:
-        options["allowed_hosts"] = _with_bind_host(host, options.get("allowed_hosts"))
+        options["allowed_hosts"] = with_bind_host(host, options.get("allowed_hosts"))
         self.app = McpHttpApp(server, **options)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -1076,7 +1072,7 @@ class HttpServerThread:
         self._socket.bind((host, port))
         self.host = host
         self.port = self._socket.getsockname()[1]
-        self._uvicorn = _uvicorn_server(self.app, log_level=log_level, lifespan="off",
+        self._uvicorn = uvicorn_server(self.app, log_level=log_level, lifespan="off",
                                         timeout_graceful_shutdown=2)
         self._thread = threading.Thread(target=self._uvicorn.run,
                                         kwargs={"sockets": [self._socket]},
@@ -1113,110 +1109,3 @@ def serve_in_thread(server: Server, host: str = DEFAULT_HOST, port: int = 0,
                     **options: Any) -> HttpServerThread:
     """Start serving ``server`` on a background thread; ``.url`` says where, ``.stop()``."""
     return HttpServerThread(server, host, port, **options).start()
-
-
-_ENV_TARGET = "MCPKIT_HTTP_TARGET"
-_ENV_OPTIONS = "MCPKIT_HTTP_OPTIONS"
-
-
-def run_http(
-    server: Server | None,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
-    *,
-    target: str | None = None,
-    workers: int = 1,
-    token: str | None = None,
-    allowed_hosts: Iterable[str] | None = None,
-    allowed_origins: Iterable[str] | None = None,
-    max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    log_level: str = "info",
-) -> None:
-    """Serve over HTTP until interrupted (``mcpkit serve TARGET --http``).
-
-    ``workers > 1`` starts that many uvicorn processes on one socket. Each imports
-    ``target`` (``module:attribute`` or ``path.py:attribute``) itself, so ``target`` is
-    needed then, and every worker must seal ``requestState`` with the same secret: set
-    ``MCPKIT_STATE_SECRET`` (one is drawn here and passed down when it is unset). Modern
-    (2026-07-28) requests are stateless and any worker answers any of them; a legacy
-    session lives in the worker that created it, so legacy clients need one worker or a
-    balancer that routes by ``Mcp-Session-Id``.
-
-    Bound to another address than loopback (``host="0.0.0.0"``), the server still answers
-    only requests whose ``Host`` is this machine's loopback name or the bound address: list
-    the names clients use in ``allowed_hosts``, and set a ``token``.
-    """
-    import uvicorn
-
-    token = token if token is not None else os.environ.get("MCPKIT_HTTP_TOKEN") or None
-    options = {
-        "token": token,
-        "allowed_hosts": _with_bind_host(host, allowed_hosts),
-        "allowed_origins": list(allowed_origins) if allowed_origins else None,
-        "max_body_size": max_body_size,
-    }
-    if host not in LOOPBACK_NAMES:
-        log.warning("serving on %s: reachable from other machines%s", host,
-                    "" if token else " without a token (pass token=... or MCPKIT_HTTP_TOKEN)")
-    common = {"host": host, "port": port, "log_level": log_level.lower(),
-              "timeout_graceful_shutdown": 3}
-    if workers <= 1:
-        if server is None:
-            from ..cli import load_target
-
-            server = load_target(target or "")
-        try:
-            _uvicorn_server(McpHttpApp(server, **options), lifespan="on", **common).run()
-        except KeyboardInterrupt:
-            pass  # uvicorn re-raises Ctrl+C once it has shut down cleanly
-        return
-    if not target:
-        raise ValueError("several workers each import the server: pass target='module:attr'")
-    if not os.environ.get("MCPKIT_STATE_SECRET"):
-        os.environ["MCPKIT_STATE_SECRET"] = secrets.token_urlsafe(32)
-    os.environ[_ENV_TARGET] = target
-    os.environ[_ENV_OPTIONS] = json.dumps(options)
-    uvicorn.run("mcpkit.transports.http:app_from_env", factory=True, workers=workers,
-                lifespan="on", http=_PROTOCOL, **common)
-
-
-def app_from_env() -> McpHttpApp:
-    """The app a uvicorn worker builds (``run_http`` with ``workers > 1`` sets the env)."""
-    from ..cli import load_target
-
-    options = json.loads(os.environ.get(_ENV_OPTIONS) or "{}")
-    return McpHttpApp(load_target(os.environ[_ENV_TARGET]), **options)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m mcpkit.transports.http TARGET [--host H] [--port N] [--workers N]``."""
-    parser = argparse.ArgumentParser(prog="python -m mcpkit.transports.http",
-                                     description=run_http.__doc__)
-    parser.add_argument("target", help="module:attribute or path/to/server.py[:attribute]")
-    parser.add_argument("--host", default=DEFAULT_HOST)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--token", help="require this bearer token (or MCPKIT_HTTP_TOKEN)")
-    parser.add_argument("--allow-host", action="append", dest="allowed_hosts",
-                        help="a Host name to serve besides this machine's (repeatable)")
-    parser.add_argument("--allow-origin", action="append", dest="allowed_origins",
-                        help="an Origin to admit, e.g. https://app.example (repeatable)")
-    parser.add_argument("--log-level", default="warning")
-    args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from ..cli import TargetError, load_target
-
-    try:
-        server = load_target(args.target) if args.workers <= 1 else None
-    except TargetError as exc:
-        print(f"mcpkit http: {exc}", file=sys.stderr)
-        return 2
-    run_http(server, args.host, args.port, target=args.target, workers=args.workers,
-             token=args.token, allowed_hosts=args.allowed_hosts,
-             allowed_origins=args.allowed_origins, log_level=args.log_level)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

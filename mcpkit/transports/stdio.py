@@ -11,13 +11,26 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, Protocol
 
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, decoder_for, encoder_for
 from ..jsonrpc import encode_or_replace
 
-if TYPE_CHECKING:
-    from ..server import Server
+
+class Receiver(Protocol):
+    """One connection of a server: fed every decoded message, closed at end of input."""
+
+    def receive(self, message: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Connectable(Protocol):
+    """A server (:class:`~mcpkit.server.Server`): this module, one layer below it, needs only
+    its ``connect``. That keeps ``Server.run()`` an import downwards."""
+
+    def connect(self, send: Callable[[dict[str, Any]], None]) -> Receiver: ...
 
 log = logging.getLogger("mcpkit.stdio")
 
@@ -25,7 +38,7 @@ READ_SIZE = 64 * 1024
 
 
 def serve_stdio(
-    server: Server,
+    server: Connectable,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | int | None = None,
     framing: str = "ndjson",
