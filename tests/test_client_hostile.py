@@ -37,7 +37,7 @@ from mcpkit.client import (
     WriteTimeout,
     result_text,
 )
-from mcpkit.host import Host
+from mcpkit.host import Backoff, Host
 
 PY = sys.executable
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -271,6 +271,20 @@ def test_writers_queued_behind_a_stuck_write_time_out_too():
                 writer.join(BOUND)
         assert len(failures) == 1 and isinstance(failures[0], WriteTimeout)
         assert failures[0].torn
+
+
+def test_the_host_restarts_a_server_that_stopped_reading():
+    config = {"mcpServers": {"deaf": {"command": PY, "args": [HOSTILE]}}}
+    with Host(config, backoff=Backoff(base=0.05, jitter=0),
+              client_options={"shutdown_timeouts": QUICK_SHUTDOWN}) as host:
+        first = host.client("deaf")
+        host.call_tool("stop_reading", {"seconds": 60})
+        with pytest.raises(WriteTimeout):
+            bounded(first, lambda: host.call_tool("echo", {"text": "x" * BIG}, timeout=1))
+        # The stream is ruined: the host restarts the server, and calls work again.
+        assert result_text(host.call_tool("echo", {"text": "back"}, timeout=BOUND)) == "back"
+        assert host.client("deaf") is not first
+        assert host.status()["deaf"].restarts == 1
 
 
 def test_a_notification_to_a_server_that_stopped_reading_is_bounded():

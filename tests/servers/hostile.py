@@ -8,7 +8,8 @@ Tools (``tools/call`` name):
   echo        answers ``text`` back, as a good server would
   stats       how many ``tools/list`` requests arrived so far
   wrong_id    answers with ids that were never sent (a bigger int, then a string)
-  twice       answers twice: "first", then "second"
+  twice       answers "first"; answers again ("second", same id) just before it answers
+              the next request, so that the duplicate arrives while another call waits
   garbage     writes junk lines of every kind, then the right answer
   bad_answer  answers with a message that is not JSON-RPC 2.0 (``how``: v1, no_version,
               both, result_not_object)
@@ -34,6 +35,7 @@ from typing import Any
 
 out = sys.stdout.buffer
 tools_listed = 0
+duplicates: list[dict[str, Any]] = []  # answers to send again before the next one
 
 
 def write(data: bytes) -> None:
@@ -60,7 +62,7 @@ def call(request_id: Any, name: str, args: dict[str, Any]) -> None:
         send(text_result(str(request_id), "not yours either"))
     elif name == "twice":
         send(text_result(request_id, "first"))
-        send(text_result(request_id, "second"))
+        duplicates.append(text_result(request_id, "second"))
     elif name == "garbage":
         for junk in (b"not json at all", b"[1, 2, 3]", b"42", b'"a string"', b"\xff\xfe\xfd",
                      b'{"no": "envelope"}', b'{"jsonrpc": "2.0"}', b"{truncated",
@@ -129,6 +131,8 @@ def main() -> None:
             continue  # notifications and the client's answers
         request_id, method = message["id"], message["method"]
         params = message.get("params") or {}
+        while duplicates:
+            send(duplicates.pop())
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": params.get("protocolVersion", "2025-11-25"),
