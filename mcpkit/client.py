@@ -477,9 +477,11 @@ class Client:
 
     Callbacks run on the dispatcher thread: ``on_notification(method, params)`` for every
     notification, ``on_log(params)`` for log messages (default: the ``mcpkit.client``
-    logger), ``on_list_changed(kind)`` after a changed list was re-fetched.
-    ``on_closed(client, error)`` runs when the server goes away unasked (on the reader
-    thread for stdio, where it must not block; on a thread of its own for HTTP).
+    logger), ``on_list_changed(kind)`` after a changed list was re-fetched (once per
+    re-fetch: a burst of ``list_changed`` notifications is coalesced).
+    ``on_closed(client, error)`` runs once when the server goes away unasked, or when a
+    write cut short ruined the stream (on the reader thread for stdio, where it must not
+    block; on a thread of its own for HTTP and for a ruined stream).
     """
 
     def __init__(
