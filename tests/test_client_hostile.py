@@ -170,6 +170,22 @@ def test_an_oversized_answer_without_a_readable_id_is_reported_not_guessed(caplo
                r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("prefix,expected", [
+    (b'{"jsonrpc": "2.0", "id": 7, "result": {"content": [{"text": "xxxx', ("response", 7)),
+    (b'{"result":{"id":99,"text":"xxxx', ("response", None)),  # an inner id is not it
+    (b'{"jsonrpc":"2.0","method":"notifications/message","params":{"id":4',
+     ("not a response", None)),
+    (b'{"id":12', ("unknown", None)),  # 12 may be the start of 123
+    (b'{"\\u0069d":"abc","error":{', ("response", "abc")),  # an escaped key
+    (b'{"id":true,"result":{', ("response", None)),  # not an id
+    (b"Content-Length: 5000000", ("unknown", None)),  # that framing keeps only headers
+])
+def test_the_id_of_a_too_large_message_is_read_from_its_top_level_only(prefix, expected):
+    from mcpkit.client import _peek_envelope
+
+    assert _peek_envelope(prefix) == expected
+
+
 # -- a storm of notifications --------------------------------------------------------------
 
 
