@@ -230,24 +230,27 @@ class ServerProcess:
         view = memoryview(data)
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
-        while written < len(data):
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                if written:
-                    # Half a message is in the pipe: whatever is written next would be
-                    # read as its continuation. The stream is unusable from here on.
-                    self._stdin_gone = (f"an earlier message was cut short after {written} "
-                                        f"of {len(data)} bytes (the server stopped reading "
-                                        "its stdin), so the stream is unusable")
-                    self._stdin_fd = -1
-                raise StdinTimeout(self.name, written, len(data), timeout or 0)
-            # POLLERR/POLLHUP (the child closed its end) also wake poll: os.write then
-            # raises BrokenPipeError.
-            poller.poll(None if left is None else max(1, int(left * 1000 + 0.999)))
-            try:
-                written += os.write(fd, view[written:])
-            except BlockingIOError:
-                pass
+        try:
+            while written < len(data):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise StdinTimeout(self.name, written, len(data), timeout or 0)
+                # POLLERR/POLLHUP (the child closed its end) also wake poll: os.write
+                # then raises BrokenPipeError.
+                poller.poll(None if left is None else max(1, int(left * 1000 + 0.999)))
+                try:
+                    written += os.write(fd, view[written:])
+                except BlockingIOError:
+                    pass
+        except BaseException:  # the deadline, a dead child, or Ctrl-C
+            if written:
+                # Half a message is in the pipe: whatever is written next would be read
+                # as its continuation. The stream is unusable from here on.
+                self._stdin_gone = (f"an earlier message was cut short after {written} of "
+                                    f"{len(data)} bytes (the server stopped reading its "
+                                    "stdin), so the stream is unusable")
+                self._stdin_fd = -1
+            raise
 
     def read(self) -> bytes:
         """Block for the next chunk of the child's stdout; ``b""`` at end of stream."""
