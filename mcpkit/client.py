@@ -966,8 +966,13 @@ class Client:
                 self._break(f"the server stopped reading its stdin, and a message ({what}) "
                             "was cut short: the stream is unusable")
             raise error from None
-        except OSError:
+        except OSError:  # the child is gone: the reader will see end of stream and why
             raise self._closed_error(what) from None
+        except BaseException:  # Ctrl-C in the middle of a long write
+            if self._process.stdin_gone is not None:
+                self._break(f"a message ({what}) was cut short when the write was "
+                            "interrupted: the stream is unusable")
+            raise
 
     def _break(self, reason: str) -> None:
         """The session can no longer send (stdio): fail it as if the server had gone, and

@@ -16,10 +16,12 @@ hanging client fails its test instead of hanging the suite.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -244,6 +246,27 @@ def test_a_large_request_to_a_server_that_stopped_reading_times_out_and_ends_the
         assert wait_until(lambda: len(closed) == 1)
         assert "stopped reading its stdin" in str(closed[0])
     assert len(closed) == 1  # told once, not again at end of stream
+
+
+def test_a_write_interrupted_halfway_by_ctrl_c_ends_the_session():
+    with hostile() as c:
+        c.call_tool("stop_reading", {"seconds": 60})
+
+        def press_ctrl_c() -> None:
+            if wait_until(lambda: c._process._stdin_lock.locked()):
+                time.sleep(0.2)  # let the write fill the pipe and wait for room
+                os.kill(os.getpid(), signal.SIGINT)
+
+        presser = threading.Thread(target=press_ctrl_c, name="test-ctrl-c")
+        presser.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                c.call_tool("echo", {"text": "x" * BIG}, timeout=30)
+        finally:
+            presser.join(BOUND)
+        assert not c.alive  # half a message went out: nothing may follow it
+        with pytest.raises(ConnectionClosed, match="interrupted"):
+            bounded(c, lambda: c.call_tool("echo", {"text": "y"}, timeout=1))
 
 
 def test_small_requests_fill_the_pipe_then_time_out_and_the_session_survives():

@@ -252,6 +252,11 @@ class ServerProcess:
                 self._stdin_fd = -1
             raise
 
+    @property
+    def stdin_gone(self) -> str | None:
+        """Why stdin can no longer be written to (a write was cut short), else None."""
+        return self._stdin_gone
+
     def read(self) -> bytes:
         """Block for the next chunk of the child's stdout; ``b""`` at end of stream."""
         try:
