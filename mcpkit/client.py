@@ -47,6 +47,25 @@ State:
   changes (a legacy ``listChanged`` capability, or a modern ``subscriptions/listen``
   stream it acknowledged); otherwise for the ``ttlMs`` the server gave. The reader marks
   a list stale the moment a ``list_changed`` arrives; the dispatcher then re-fetches it.
+  Re-fetches are coalesced (``_refresh_queued``): per kind, at most one in flight and one
+  pending, however many notifications arrive.
+
+Hostile servers
+---------------
+Nothing the server does may make a wait outlast its timeout, or settle a request with
+something that is not its answer:
+
+- Every answer is checked with :func:`mcpkit.jsonrpc.classify` before it settles its
+  request. One that is not JSON-RPC 2.0 fails the request it names with
+  :class:`ProtocolError`; other garbage is logged and skipped.
+- A message over ``max_message_size`` is dropped by the decoder, which keeps its first
+  bytes: the ``id`` found there (or, failing that, the only request waiting) fails at once
+  with :class:`ResponseTooLarge`, rather than with a timeout later.
+- Every write has a deadline (see :mod:`mcpkit.transports.process`): a request's own
+  timeout or ``write_timeout``, and a short one for cancellations, which are sent after a
+  timeout has already expired. A write that cannot start raises :class:`WriteTimeout` and
+  the session goes on; one cut short leaves half a message in the pipe, so the session is
+  closed (:class:`ConnectionClosed` saying why, ``on_closed`` called once).
 """
 
 from __future__ import annotations
@@ -64,9 +83,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import jsonrpc, versions
-from .framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, decoder_for, encoder_for
+from .framing import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    FramingError,
+    MessageTooLarge,
+    decoder_for,
+    encoder_for,
+)
 from .jsonrpc import JsonRpcError
-from .transports.process import ServerProcess, describe_exit
+from .transports.process import ServerProcess, StdinTimeout, describe_exit
 from .versions import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -87,9 +112,11 @@ __all__ = [
     "ProtocolError",
     "RequestCancelled",
     "RequestTimeout",
+    "ResponseTooLarge",
     "ServerError",
     "SessionError",
     "Subscription",
+    "WriteTimeout",
     "connect",
     "is_error",
     "result_text",
@@ -102,6 +129,12 @@ DEFAULT_TIMEOUT = 60.0
 # SDK server takes most of a second to import) must not be mistaken for silent legacy ones.
 DEFAULT_PROBE_TIMEOUT = 10.0
 DEFAULT_MAX_ROUNDS = 10
+# How long a message may wait to be written to a stdio server that does not read its
+# stdin (a request's own, shorter, timeout bounds its write too).
+DEFAULT_WRITE_TIMEOUT = 10.0
+# A cancellation is sent after a timeout has already expired: it gets a short budget of
+# its own, so that a server that stopped reading cannot stretch the caller's wait.
+_CANCEL_WRITE_TIMEOUT = 1.0
 MAX_PAGES = 1000
 _JUNK_WARNINGS = 5  # warn about this many bad stdout lines, then only log at debug
 
@@ -209,6 +242,53 @@ class ProtocolError(SessionError):
     """The server broke the protocol in a way this client cannot work around."""
 
 
+class WriteTimeout(SessionError, TimeoutError):
+    """A message could not be written in time: the server stopped reading its stdin.
+
+    ``what`` is the method (or "the response to ..."), ``request_id`` the request's id if
+    it was one. If part of the message had been written (``torn``), the stream is unusable
+    and the session is closed (:class:`ConnectionClosed` for everything else)."""
+
+    def __init__(self, what: str, request_id: jsonrpc.RequestId | None,
+                 cause: StdinTimeout) -> None:
+        name = f"{what} (request {request_id})" if request_id is not None else what
+        if cause.queued:
+            detail = (f"it waited {cause.timeout:g} s behind another message the server "
+                      "is not reading")
+        else:
+            detail = f"{cause.written} of {cause.size} bytes written in {cause.timeout:g} s"
+        text = (f"{name} could not be sent: server {cause.server!r} stopped reading its "
+                f"stdin ({detail})")
+        if cause.torn:
+            text += "; the message was cut short, so the session is closed"
+        else:
+            text += "; nothing was sent (raise write_timeout= if the server is only slow)"
+        super().__init__(text)
+        self.what = what
+        self.request_id = request_id
+        self.timeout = cause.timeout
+        self.written = cause.written
+        self.size = cause.size
+        self.torn = cause.torn
+
+
+class ResponseTooLarge(ProtocolError):
+    """The server's answer to a request is larger than ``max_message_size``."""
+
+    def __init__(self, method: str, request_id: jsonrpc.RequestId, size: int, limit: int,
+                 by_elimination: bool = False) -> None:
+        text = (f"{method} (request {request_id}): the server's answer is too large "
+                f"(at least {size} bytes; the limit is {limit}): raise it with "
+                "Client(max_message_size=...)")
+        if by_elimination:
+            text += " [the answer's id could not be read; this was the only request waiting]"
+        super().__init__(text)
+        self.method = method
+        self.request_id = request_id
+        self.size = size
+        self.limit = limit
+
+
 def is_error(result: Mapping[str, Any]) -> bool:
     """Whether a ``tools/call`` result reports a tool failure (``isError: true``).
 
@@ -237,7 +317,7 @@ class PendingRequest:
     """A request sent and not yet settled. :meth:`result` waits for it."""
 
     __slots__ = ("id", "method", "on_progress", "notify_cancel", "_client", "_lock",
-                 "_response", "_error", "_settled")
+                 "_response", "_error", "_settled", "_send_wait")
 
     def __init__(self, client: Client, request_id: int, method: str,
                  on_progress: Callable[[dict[str, Any]], None] | None,
@@ -255,6 +335,7 @@ class PendingRequest:
         self._response: dict[str, Any] | None = None
         self._error: BaseException | None = None
         self._settled = False
+        self._send_wait = 0.0  # seconds the write waited for the server to read
 
     def _resolve(self, response: dict[str, Any] | None = None,
                  error: BaseException | None = None) -> None:
@@ -270,8 +351,15 @@ class PendingRequest:
         """Wait for the result (the session's default timeout unless given; None waits
         for ever). Raises :class:`ServerError`, :class:`RequestTimeout`,
         :class:`ConnectionClosed` or :class:`RequestCancelled`."""
+        if timeout is _USE_DEFAULT:
+            timeout = self._client.timeout
+        return self._outcome(timeout, timeout)
+
+    def _outcome(self, wait: float | None, timeout: float | None) -> dict[str, Any]:
+        """Wait ``wait`` seconds at most (what is left of ``timeout``, the budget an error
+        names), then return the result or raise."""
         if not self._settled:
-            self._wait(self._client.timeout if timeout is _USE_DEFAULT else timeout)
+            self._wait(wait, timeout)
             self._settled = True
         if self._error is not None:
             raise self._error
@@ -286,9 +374,9 @@ class PendingRequest:
                               str(error.get("message", "")), error.get("data"), self.method)
         raise ProtocolError(f"malformed response to {self.method}: {str(response)[:200]}")
 
-    def _wait(self, timeout: float | None) -> None:
+    def _wait(self, wait: float | None, timeout: float | None) -> None:
         try:
-            got = self._lock.acquire(True, -1 if timeout is None else max(timeout, 0))
+            got = self._lock.acquire(True, -1 if wait is None else max(wait, 0))
         except BaseException:  # Ctrl-C / kernel interrupt while waiting
             if self._client._cancel(self, "interrupted"):
                 self._error = RequestCancelled(f"{self.method} was interrupted")
@@ -381,11 +469,19 @@ class Client:
     CreateMessageResult``, ``elicitation(params) -> ElicitResult``, ``roots`` a list of
     roots or a function returning one.
 
+    Every wait is bounded. ``timeout`` is a request's default (None: wait for ever for
+    the answer); ``write_timeout`` bounds each write to a stdio server that stopped
+    reading its stdin (a request's shorter timeout bounds its write too), raising
+    :class:`WriteTimeout`. A message larger than ``max_message_size`` is refused; if it
+    answers a request, that request fails with :class:`ResponseTooLarge`.
+
     Callbacks run on the dispatcher thread: ``on_notification(method, params)`` for every
     notification, ``on_log(params)`` for log messages (default: the ``mcpkit.client``
-    logger), ``on_list_changed(kind)`` after a changed list was re-fetched.
-    ``on_closed(client, error)`` runs when the server goes away unasked (on the reader
-    thread for stdio, where it must not block; on a thread of its own for HTTP).
+    logger), ``on_list_changed(kind)`` after a changed list was re-fetched (once per
+    re-fetch: a burst of ``list_changed`` notifications is coalesced).
+    ``on_closed(client, error)`` runs once when the server goes away unasked, or when a
+    write cut short ruined the stream (on the reader thread for stdio, where it must not
+    block; on a thread of its own for HTTP and for a ruined stream).
     """
 
     def __init__(
@@ -406,6 +502,7 @@ class Client:
         version: str | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
         sampling: Callback | None = None,
         elicitation: Callback | None = None,
         roots: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[str, Any]]] | None = None,
@@ -451,6 +548,7 @@ class Client:
         self.requested_version = version
         self.timeout = timeout
         self.probe_timeout = probe_timeout
+        self.write_timeout = write_timeout
         self.sampling = sampling
         self.elicitation = elicitation
         self.roots = roots
@@ -481,7 +579,8 @@ class Client:
             self._http = HttpTransport(url, on_message=self._receive,
                                        on_failure=self._on_http_failure, headers=headers,
                                        token=token, name=self.name,
-                                       connect_timeout=connect_timeout)
+                                       connect_timeout=connect_timeout,
+                                       max_message_size=max_message_size)
         else:
             assert command is not None
             self._process = ServerProcess(command, self.args, env=env, cwd=cwd,
@@ -511,6 +610,8 @@ class Client:
         self._cache: dict[str, tuple[list[dict[str, Any]], float]] = {}
         self._generation = dict.fromkeys(_LISTS, 0)
         self._ever_fetched: set[str] = set()  # kinds to re-fetch when they change
+        self._latest: dict[str, list[dict[str, Any]]] = {}  # as last fetched, even if stale
+        self._refresh_queued: set[str] = set()  # list_changed kinds waiting to be re-fetched
         self._change_channel: dict[str, bool] = {}
         self._listens: dict[int, Subscription] = {}
         self._subscriptions: list[Subscription] = []
@@ -797,7 +898,9 @@ class Client:
         *,
         stamp: bool = True,
         notify_cancel: bool = True,
+        timeout: float | None = None,
     ) -> PendingRequest:
+        """Send a request; ``timeout`` (None: ``write_timeout``) bounds the write."""
         request_id = next(self._ids)
         message: dict[str, Any] | None = None
         if self._http is None and stamp and self._meta_json is not None \
@@ -825,22 +928,64 @@ class Client:
             raise self._dead.for_method(method)
         try:
             if message is not None and self._http is not None:
-                self._http.send(message)  # the HTTP headers are read off the message
+                try:
+                    self._http.send(message)  # the HTTP headers are read off the message
+                except (OSError, RuntimeError):
+                    raise self._closed_error(method) from None
             else:
-                assert self._process is not None
-                self._process.write(data)
-        except (OSError, RuntimeError):
+                pending._send_wait = self._write(data, method, request_id,
+                                                 self._write_budget(timeout))
+        except BaseException:
             self._pending.pop(request_id, None)
-            raise self._closed_error(method) from None
+            raise
         return pending
 
-    def _send_request(self, message: dict[str, Any]) -> None:
+    def _send_request(self, message: dict[str, Any], timeout: float | None) -> None:
         """Send a request whose answer someone else tracks (a listen stream)."""
         if self._http is not None:
             self._http.send(message)
         else:
-            assert self._process is not None
-            self._process.write(self._encode(message))
+            self._write(self._encode(message), message["method"], message["id"],
+                        self._write_budget(timeout))
+
+    def _write_budget(self, timeout: float | None) -> float:
+        """How long a write may take: ``write_timeout``, or less if the caller has less."""
+        return self.write_timeout if timeout is None else min(timeout, self.write_timeout)
+
+    def _write(self, data: bytes, what: str, request_id: jsonrpc.RequestId | None,
+               timeout: float) -> float:
+        """Write one message to the server's stdin within ``timeout`` seconds, or raise
+        :class:`WriteTimeout` (or :class:`ConnectionClosed` if stdin is gone). Returns
+        the seconds it waited."""
+        assert self._process is not None
+        try:
+            return self._process.write(data, timeout)
+        except StdinTimeout as exc:
+            error = WriteTimeout(what, request_id, exc)
+            if exc.torn:
+                self._break(f"the server stopped reading its stdin, and a message ({what}) "
+                            "was cut short: the stream is unusable")
+            raise error from None
+        except OSError:  # the child is gone: the reader will see end of stream and why
+            raise self._closed_error(what) from None
+        except BaseException:  # Ctrl-C in the middle of a long write
+            if self._process.stdin_gone is not None:
+                self._break(f"a message ({what}) was cut short when the write was "
+                            "interrupted: the stream is unusable")
+            raise
+
+    def _break(self, reason: str) -> None:
+        """The session can no longer send (stdio): fail it as if the server had gone, and
+        tell ``on_closed`` (from a thread of its own: the writer must not wait on it)."""
+        assert self._process is not None
+        error = ConnectionClosed(self.name, self.returncode, self.stderr_tail(), reason)
+        if self._fail_all(error) and not self._closing:
+            log.warning("%s", error)
+            if self.on_closed is not None:
+                helper = threading.Thread(target=self._on_closed_thread, args=(error,),
+                                          daemon=True, name=f"mcpkit-closed-{self.name}")
+                self._helpers.add(helper)
+                helper.start()
 
     def _encode_modern(self, request_id: int, method: str, params: dict[str, Any]) -> bytes:
         """Encode a modern request, splicing in the session's pre-encoded ``_meta``.
@@ -893,7 +1038,9 @@ class Client:
         """
         self._check_usable()
         params = params or {}
-        result = self._start(method, params, on_progress).result(timeout)
+        if timeout is _USE_DEFAULT:
+            timeout = self.timeout
+        result = self._round(method, params, on_progress, timeout)
         kind = result.get("resultType")
         if kind is None or kind == "complete":  # absent: an older server, so complete
             return result
@@ -911,24 +1058,30 @@ class Client:
                 retry["inputResponses"] = self._fulfil(asked)
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]
-            result = self._start(method, retry, on_progress).result(timeout)
+            result = self._round(method, retry, on_progress, timeout)
             kind = result.get("resultType") or "complete"
         return result
 
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification."""
+    def _round(self, method: str, params: dict[str, Any],
+               on_progress: Callable[[dict[str, Any]], None] | None,
+               timeout: float | None) -> dict[str, Any]:
+        """One request: its write and its wait share one ``timeout``."""
+        if timeout is None:
+            return self._start(method, params, on_progress)._outcome(None, None)
+        pending = self._start(method, params, on_progress, timeout=timeout)
+        return pending._outcome(timeout - pending._send_wait, timeout)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None, *,
+               timeout: float | None = None) -> None:
+        """Send a notification; ``timeout`` (default ``write_timeout``; over HTTP, the
+        session's ``timeout``) bounds the wait for the server to take it."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         if self._http is not None:
-            self._post(message, method)
+            self._post(message, method, timeout)
             return
-        assert self._process is not None
-        data = self._encode(message)
-        try:
-            self._process.write(data)
-        except OSError:
-            raise self._closed_error(method) from None
+        self._write(self._encode(message), method, None, self._write_budget(timeout))
 
     def _post(self, message: dict[str, Any], what: str, timeout: float | None = None) -> None:
         """HTTP: POST a notification or a response, waiting until the server takes it."""
@@ -958,6 +1111,8 @@ class Client:
             raise ConnectionClosed(self.name, self.returncode, (), "the session was closed")
 
     def _closed_error(self, method: str) -> ConnectionClosed:
+        if self._dead is not None:
+            return self._dead.for_method(method)
         if self._http is not None:
             if self._dead is not None:
                 return self._dead.for_method(method)
@@ -995,9 +1150,12 @@ class Client:
             self._http.cancel(request_id)
             return
         try:
-            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
-        except (SessionError, OSError):
-            pass  # the server is gone: nothing left to cancel
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason},
+                        timeout=_CANCEL_WRITE_TIMEOUT)
+        except (SessionError, OSError) as exc:
+            # The server is gone (nothing left to cancel), or not reading (it will not
+            # see the request either; a cut-short write has closed the session).
+            log.info("%s: could not cancel request %s: %s", self.name, request_id, exc)
 
     # -- answering the server ------------------------------------------------------------
 
@@ -1040,8 +1198,8 @@ class Client:
             if self._http is not None:
                 self._post(response, f"the response to {method}")
             else:
-                assert self._process is not None
-                self._process.write(self._encode(response))
+                self._write(self._encode(response), f"the response to {method}", None,
+                            self.write_timeout)
         except (OSError, SessionError) as exc:
             log.info("%s: could not answer %s: %s", self.name, method, exc)
         finally:
@@ -1053,6 +1211,8 @@ class Client:
         read = self._process.read
         feed = self._decoder.feed
         pending = self._pending
+        classify = jsonrpc.classify
+        reject = self._reject
         other = self._on_message
         try:
             while True:
@@ -1066,7 +1226,12 @@ class Client:
                         if type(request_id) is int:
                             waiting = pending.pop(request_id, None)
                             if waiting is not None:
-                                waiting._resolve(message)
+                                try:
+                                    classify(message)  # only JSON-RPC 2.0 settles a call
+                                except JsonRpcError as exc:
+                                    reject(waiting, message, exc)
+                                else:
+                                    waiting._resolve(message)
                                 continue
                     other(message)
             for message in self._decoder.close():
@@ -1078,6 +1243,26 @@ class Client:
             if self._closed:  # close() ran on this thread (from on_closed): finish it
                 self._process.close()
 
+    def _settle(self, waiting: PendingRequest, message: dict[str, Any]) -> None:
+        """Hand an answer to its request, if it is a JSON-RPC 2.0 response (the reader
+        does the same inline)."""
+        try:
+            jsonrpc.classify(message)
+        except JsonRpcError as exc:
+            self._reject(waiting, message, exc)
+        else:
+            waiting._resolve(message)
+
+    def _reject(self, waiting: PendingRequest, message: dict[str, Any],
+                exc: JsonRpcError) -> None:
+        """An answer that is not JSON-RPC 2.0 fails its request: taking it for a result
+        could hand the caller something the server never meant as one."""
+        log.warning("%s: the answer to %s (request %s) is not JSON-RPC 2.0: %s",
+                    self.name, waiting.method, waiting.id, exc.message)
+        waiting._resolve(error=ProtocolError(
+            f"{waiting.method} (request {waiting.id}): the server's answer is not a "
+            f"JSON-RPC 2.0 response ({exc.message}): {_excerpt(message)}"))
+
     def _on_message(self, message: Any) -> None:
         try:
             self._on_other_message(message)
@@ -1086,7 +1271,10 @@ class Client:
 
     def _on_other_message(self, message: Any) -> None:
         if isinstance(message, FramingError):
-            self._junk(message.raw, str(message))
+            if isinstance(message, MessageTooLarge):
+                self._too_large(message)
+            else:
+                self._junk(message.raw, str(message))
             return
         try:
             kind = jsonrpc.classify(message)
@@ -1102,6 +1290,31 @@ class Client:
             helper.start()
         else:
             self._on_stray_response(message, kind)
+
+    def _too_large(self, item: MessageTooLarge) -> None:
+        """A message over ``max_message_size`` was dropped by the decoder. If it answers a
+        request, fail that request now rather than let it wait for its timeout."""
+        shape, request_id = _peek_envelope(item.raw)
+        waiting = None
+        if type(request_id) is int:
+            waiting = self._pending.pop(request_id, None)
+        elif request_id is None and shape != "not a response":
+            # The id is not in the first bytes the decoder kept (or the framing keeps
+            # only headers). With one request waiting, the answer can only be its own.
+            only = list(self._pending)
+            if len(only) == 1:
+                waiting = self._pending.pop(only[0], None)
+                if waiting is not None:
+                    waiting._resolve(error=ResponseTooLarge(
+                        waiting.method, waiting.id, item.size, item.limit, by_elimination=True))
+                    return
+        if waiting is not None:
+            waiting._resolve(error=ResponseTooLarge(waiting.method, waiting.id, item.size,
+                                                    item.limit))
+            return
+        log.warning("%s: skipped a message of at least %d bytes, over the limit of %d "
+                    "(raise it with max_message_size=...): %r", self.name, item.size,
+                    item.limit, item.raw[:120])
 
     def _junk(self, raw: bytes, why: str) -> None:
         # The spec forbids anything but MCP messages on stdout; tolerate it, skip the line.
@@ -1123,9 +1336,12 @@ class Client:
         elif request_id is None:
             log.warning("%s: the server reported an error not tied to a request: %s",
                         self.name, message.get("error"))
+        elif type(request_id) is not int:
+            log.warning("%s: the server answered request %r, an id this client never sent "
+                        "(its ids are integers); ignored", self.name, request_id)
         else:
-            log.debug("%s: response to request %r, which is no longer waiting (late answer "
-                      "after a timeout or cancellation)", self.name, request_id)
+            log.debug("%s: response to request %r, which is no longer waiting (late or "
+                      "duplicate answer, or an id never sent)", self.name, request_id)
 
     def _on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -1142,7 +1358,14 @@ class Client:
             kind = method.split("/")[1]
             if kind in ("tools", "prompts", "resources"):
                 self._invalidate(kind)
-                enqueue((self._list_changed, kind))
+                # Coalesced: one re-fetch queued per kind at most. The dispatcher takes
+                # the mark off as it starts one, so a change during that re-fetch queues
+                # exactly one more (one in flight, one pending), and a storm of them costs
+                # two fetches, not one per notification. The mark is taken after the cache
+                # was invalidated here, so the re-fetch always sees this change.
+                if kind not in self._refresh_queued:
+                    self._refresh_queued.add(kind)
+                    enqueue((self._list_changed, kind))
         elif method == "notifications/resources/updated":
             enqueue((self._resource_updated, params))
         elif method == "notifications/subscriptions/acknowledged":
@@ -1164,9 +1387,9 @@ class Client:
         self._process.wait_stderr(0.3)
         reason = "the session was closed" if self._closing else "the server closed the connection"
         error = ConnectionClosed(self.name, returncode, self.stderr_tail(), reason)
-        self._fail_all(error)
+        first = self._fail_all(error)  # not if a cut-short write closed the session before
         self._reader_done.set()
-        if not self._closing:
+        if first and not self._closing:
             log.warning("%s", error)
             self._call_on_closed(error)
 
@@ -1210,12 +1433,14 @@ class Client:
             if type(request_id) is int:
                 waiting = self._pending.pop(request_id, None)
                 if waiting is not None:
-                    waiting._resolve(message)
+                    self._settle(waiting, message)
                     return
         self._on_message(message)
 
     def _on_http_failure(self, request_id: Any, failure: HttpFailure) -> None:
         """An exchange gave no answer: fail its request; a fatal one ends the session."""
+        from .transports.http_client import AnswerTooLarge
+
         if failure.fatal:
             error = ConnectionClosed(self.name, None, (), failure.message, url=self.url)
             if self._fail_all(error) and not self._closing:
@@ -1229,8 +1454,12 @@ class Client:
             return
         waiting = self._pending.pop(request_id, None)
         if waiting is not None:
-            waiting._resolve(error=HttpError(failure.message, failure.status, waiting.method,
-                                             self.url))
+            if isinstance(failure, AnswerTooLarge):
+                waiting._resolve(error=ResponseTooLarge(waiting.method, waiting.id,
+                                                        failure.size, failure.limit))
+            else:
+                waiting._resolve(error=HttpError(failure.message, failure.status,
+                                                 waiting.method, self.url))
             return
         sub = self._listens.pop(request_id, None)
         if sub is not None:
@@ -1266,6 +1495,7 @@ class Client:
         log.log(level, "[%s]%s %s", self.name, logger, params.get("data"))
 
     def _list_changed(self, kind: str) -> None:
+        self._refresh_queued.discard(kind)  # a change from now on queues another round
         kinds = ("resources", "resourceTemplates") if kind == "resources" else (kind,)
         for each in kinds:
             if each in self._ever_fetched:
@@ -1328,6 +1558,7 @@ class Client:
             # MUST be left out; the transport keeps the others' for the Mcp-Param-* headers.
             items = self._http.accept_tools(items)
         self._ever_fetched.add(kind)
+        self._latest[kind] = items
         if self._generation[kind] == generation:
             self._cache[kind] = (items, time.monotonic() + (ttl_ms or 0) / 1000)
         return list(items)
@@ -1347,8 +1578,16 @@ class Client:
 
     def cached_tools(self) -> list[dict[str, Any]] | None:
         """The tools as last fetched, without asking the server (None if never fetched)."""
-        cached = self._cache.get("tools")
-        return list(cached[0]) if cached is not None else None
+        return self.cached_list("tools")
+
+    def cached_list(self, kind: str) -> list[dict[str, Any]] | None:
+        """A list as last fetched, without asking the server, even if a change was
+        announced since (None if never fetched). ``kind``: "tools", "prompts",
+        "resources" or "resourceTemplates"."""
+        if kind not in _LISTS:
+            raise ValueError(f"unknown list {kind!r}; one of {', '.join(_LISTS)}")
+        latest = self._latest.get(kind)
+        return list(latest) if latest is not None else None
 
     # -- the features ------------------------------------------------------------------
 
@@ -1459,12 +1698,15 @@ class Client:
         self._listens[request_id] = sub
         assert self._base_meta is not None
         params = {"_meta": self._base_meta.copy(), "notifications": notifications}
+        wait = self.timeout if timeout is _USE_DEFAULT else timeout
         try:
-            self._send_request(jsonrpc.request(request_id, "subscriptions/listen", params))
-        except (OSError, RuntimeError):
+            self._send_request(jsonrpc.request(request_id, "subscriptions/listen", params), wait)
+        except SessionError:
+            self._listens.pop(request_id, None)
+            raise
+        except (OSError, RuntimeError):  # HTTP: the transport is closed
             self._listens.pop(request_id, None)
             raise self._closed_error("subscriptions/listen") from None
-        wait = self.timeout if timeout is _USE_DEFAULT else timeout
         if not sub._acknowledged.wait(wait):
             self._listens.pop(request_id, None)
             self._send_cancel(request_id, "no acknowledgment")
@@ -1535,6 +1777,64 @@ def _name_from_url(url: str) -> str:
         return urlsplit(url).netloc or url
     except ValueError:
         return url
+
+
+def _excerpt(message: Any) -> str:
+    text = str(message)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+_scan_value = json.JSONDecoder().raw_decode
+
+
+def _peek_envelope(prefix: bytes) -> tuple[str, Any]:
+    """What the first bytes of a too-large message say about it: ``(shape, id)``.
+
+    ``shape`` is "response" (a top-level ``result`` or ``error`` was seen), "not a
+    response" (``method`` or ``params``) or "unknown"; ``id`` is the top-level ``id`` if
+    it is there whole, else None. Only the top level counts: an ``"id"`` inside
+    ``result`` belongs to something else. A truncated prefix just ends the scan.
+    """
+    text = prefix.decode("utf-8", "replace")
+    shape, found = "unknown", None
+    i = _skip_space(text, 0)
+    if text[i:i + 1] != "{":
+        return shape, found
+    i += 1
+    while True:
+        i = _skip_space(text, i)
+        if text[i:i + 1] != '"':
+            return shape, found
+        try:
+            key, i = _scan_value(text, i)
+        except ValueError:
+            return shape, found
+        i = _skip_space(text, i)
+        if text[i:i + 1] != ":":
+            return shape, found
+        i = _skip_space(text, i + 1)
+        if key in ("result", "error"):
+            shape = "response"
+        elif key in ("method", "params"):
+            shape = "not a response"
+        try:
+            value, i = _scan_value(text, i)
+        except ValueError:
+            return shape, found  # the value runs past the prefix
+        i = _skip_space(text, i)
+        if i >= len(text):
+            return shape, found  # "id": 12 at the very end could have been 123
+        if key == "id":
+            found = jsonrpc.request_id_of({"id": value})  # None unless a valid id
+        if text[i] != ",":
+            return shape, found
+        i += 1
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
 
 
 def _supported_versions(data: Any) -> list[str]:

@@ -409,6 +409,14 @@ class Watch:
             self._subscription = None
 
 
+# The host's lists: (its name for the list, the client's, the capability that offers it).
+_HOST_LISTS = (("tools", "tools", "tools"), ("prompts", "prompts", "prompts"),
+               ("resources", "resources", "resources"),
+               ("templates", "resourceTemplates", "resources"))
+# A list_changed kind -> the lists it changes.
+_CHANGED_LISTS = {"tools": _HOST_LISTS[:1], "prompts": _HOST_LISTS[1:2],
+                  "resources": _HOST_LISTS[2:]}
+
 _EVENT_LEVELS = {"ready": logging.INFO, "exited": logging.WARNING, "restarting": logging.INFO,
                  "failing": logging.ERROR, "failed": logging.ERROR, "stopped": logging.INFO,
                  "list_changed": logging.DEBUG, "collision": logging.WARNING}
@@ -631,20 +639,19 @@ class Host:
     def _fetch_lists(self, client: Any) -> dict[str, list[dict[str, Any]]]:
         caps = client.server_capabilities
         lists: dict[str, list[dict[str, Any]]] = {}
-        fetchers = [("tools", "tools", client.list_tools),
-                    ("prompts", "prompts", client.list_prompts),
-                    ("resources", "resources", client.list_resources),
-                    ("templates", "resources", client.list_resource_templates)]
-        for kind, feature, fetch in fetchers:
-            if feature not in caps:
-                lists[kind] = []
-                continue
-            try:
-                lists[kind] = fetch()
-            except ServerError as exc:
-                log.info("%s: %s unavailable: %s", client.name, kind, exc)
-                lists[kind] = []
+        for kind, _, feature in _HOST_LISTS:
+            lists[kind] = self._fetch_one(client, kind) if feature in caps else []
         return lists
+
+    def _fetch_one(self, client: Any, kind: str) -> list[dict[str, Any]]:
+        fetch = {"tools": client.list_tools, "prompts": client.list_prompts,
+                 "resources": client.list_resources,
+                 "templates": client.list_resource_templates}[kind]
+        try:
+            return fetch()
+        except ServerError as exc:
+            log.info("%s: %s unavailable: %s", client.name, kind, exc)
+            return []
 
     def _on_closed(self, m: _Managed, client: Any, error: ConnectionClosed) -> None:
         """A session died unasked (called on its reader thread: hand over, return)."""
@@ -720,11 +727,22 @@ class Host:
         return True
 
     def _on_list_changed(self, m: _Managed, kind: str) -> None:
+        """A list of ``m``'s changed and its client has re-fetched it (this runs on the
+        client's dispatcher, after the re-fetch). The host asks the server nothing: it
+        takes the client's copy, so a storm of changes costs the server only the client's
+        coalesced re-fetches (one in flight, one pending), not one more per change."""
         client = m.client
         if client is None or self._closing:
             return
+        lists = dict(m.lists)
         try:
-            lists = self._fetch_lists(client)  # fresh from the client's cache
+            for host_kind, client_kind, feature in _CHANGED_LISTS.get(kind, ()):
+                if feature not in client.server_capabilities:
+                    continue
+                latest = client.cached_list(client_kind)
+                if latest is None:  # never fetched (the start-up fetch failed): ask now
+                    latest = self._fetch_one(client, host_kind)
+                lists[host_kind] = latest
         except (SessionError, ServerError) as exc:
             log.info("%s: could not refresh lists: %s", m.config.name, exc)
             return

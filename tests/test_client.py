@@ -138,7 +138,8 @@ def test_unsupported_version_is_retried_with_a_supported_one(monkeypatch):
     sent: list[dict] = []
     client = kit()
     real_write = client._process.write
-    client._process.write = lambda data: (sent.append(json.loads(data)), real_write(data))[1]
+    client._process.write = lambda data, *timeout: (sent.append(json.loads(data)),
+                                                    real_write(data, *timeout))[1]
     with client as c:
         assert (c.era, c.protocol_version) == ("modern", "2026-07-28")
     methods = [(m.get("method"), (m.get("params") or {}).get("_meta", {}).get(
@@ -153,8 +154,8 @@ def test_modern_requests_carry_meta_and_legacy_ones_do_not():
         client = kit(version=version, sampling=lambda p: {}, log_level="info",
                      client_info={"name": "tests", "version": "9"})
         real_write = client._process.write
-        client._process.write = lambda data, s=sent, w=real_write: (s.append(json.loads(data)),
-                                                                     w(data))[1]
+        client._process.write = lambda data, timeout=None, s=sent, w=real_write: (
+            s.append(json.loads(data)), w(data, timeout))[1]
         with client as c:
             c.call_tool("echo", {"text": "x"})
         call = next(m for m in sent if m.get("method") == "tools/call")
@@ -454,7 +455,8 @@ def test_modern_input_required_rounds_follow_the_rules():
     client = kit(elicitation=elicitation, sampling=sampling,
                  roots=[{"uri": "file:///tmp", "name": "tmp"}])
     real_write = client._process.write
-    client._process.write = lambda data: (sent.append(json.loads(data)), real_write(data))[1]
+    client._process.write = lambda data, *timeout: (sent.append(json.loads(data)),
+                                                    real_write(data, *timeout))[1]
     with client as c:
         assert result_text(c.call_tool("interview")) == "owls|they hoot|1 roots"
     assert asked == ["elicitation", "sampling"]
@@ -520,8 +522,8 @@ def test_list_changed_refreshes_the_cached_list(version):
     client = Client(PY, [str(SERVERS / "changing_tools.py")], version=version,
                     on_list_changed=lambda kind: changed.set())
     real_write = client._process.write
-    client._process.write = lambda data: (sent.append(json.loads(data).get("method")),
-                                          real_write(data))[1]
+    client._process.write = lambda data, *timeout: (
+        sent.append(json.loads(data).get("method")), real_write(data, *timeout))[1]
     with client as c:
         assert [t["name"] for t in c.list_tools()] == ["add_tool", "remove_tool"]
         c.list_tools()

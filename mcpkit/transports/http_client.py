@@ -64,6 +64,8 @@ from ..versions import META_PROTOCOL_VERSION
 from .http import H_METHOD, H_NAME, H_SESSION, H_VERSION, NAME_FIELDS, encode_header_value
 
 __all__ = [
+    "AnswerTooLarge",
+    "EventTooLarge",
     "HttpFailure",
     "HttpTransport",
     "InvalidToolSchema",
@@ -101,6 +103,24 @@ class HttpFailure(Exception):
         self.fatal = fatal
 
 
+class AnswerTooLarge(HttpFailure):
+    """A response body or SSE event is over the size limit: at least ``size`` bytes."""
+
+    def __init__(self, message: str, size: int, limit: int, status: int | None = None) -> None:
+        super().__init__(message, status)
+        self.size = size
+        self.limit = limit
+
+
+class EventTooLarge(ValueError):
+    """An SSE event (or line) is longer than the parser's ``max_size``."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"an SSE event is larger than {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
 # -- server-sent events ------------------------------------------------------------------
 
 
@@ -116,8 +136,8 @@ class SseParser:
     :meth:`feed` returns the events completed so far. Events without data (the "priming"
     event a server sends to hand out an id and a ``retry`` time) are not returned, but
     their ``id`` and ``retry`` still land in :attr:`last_event_id` and :attr:`retry_ms`.
-    An event (or a line) longer than ``max_size`` bytes raises ValueError: the stream is
-    broken or hostile, and buffering it would have no end.
+    An event (or a line) longer than ``max_size`` bytes raises :class:`EventTooLarge` (a
+    ValueError): the stream is broken or hostile, and buffering it would have no end.
     """
 
     _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -155,7 +175,7 @@ class SseParser:
             start = match.end()
         self._buffer = buffer[start:]
         if len(self._buffer) + self._size > self.max_size:
-            raise ValueError(f"an SSE event is larger than {self.max_size} bytes")
+            raise EventTooLarge(len(self._buffer) + self._size, self.max_size)
         return events
 
     def _line(self, line: str, events: list[SseEvent]) -> None:
@@ -297,8 +317,8 @@ async def _read_body(response: httpx.Response, limit: int = DEFAULT_MAX_MESSAGE_
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > limit:
-            raise HttpFailure(f"the response from {response.url} is larger than {limit} bytes",
-                              response.status_code)
+            raise AnswerTooLarge(f"the response from {response.url} is larger than {limit} "
+                                 "bytes", size, limit, response.status_code)
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -312,7 +332,8 @@ class HttpTransport:
     """Client side of streamable HTTP for one MCP endpoint (see the module docstring).
 
     ``headers`` are sent with every request (e.g. an API key); ``token`` adds
-    ``Authorization: Bearer <token>``.
+    ``Authorization: Bearer <token>``. A response body or SSE event larger than
+    ``max_message_size`` bytes fails its exchange with :class:`AnswerTooLarge`.
     """
 
     def __init__(
@@ -325,8 +346,10 @@ class HttpTransport:
         token: str | None = None,
         name: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self.url = url
+        self.max_message_size = max_message_size
         self.name = name or url
         self.on_message = on_message
         self.on_failure = on_failure
@@ -502,7 +525,7 @@ class HttpTransport:
             # Only legacy streams resume: those of requests sent without Mcp-Method.
             await self._read_sse(response, request_id, method, H_METHOD not in sent)
             return
-        raw = await _read_body(response)
+        raw = await _read_body(response, self.max_message_size)
         try:
             decoded = json.loads(raw) if media == "application/json" \
                 or raw[:1] in (b"{", b"[") else None
@@ -531,7 +554,7 @@ class HttpTransport:
                         raw: bytes | None = None) -> str:
         """``HTTP 401 Unauthorized from URL: <what the body says>`` and a hint."""
         if raw is None:
-            raw = await _read_body(response)
+            raw = await _read_body(response, self.max_message_size)
         text = raw.decode("utf-8", "replace").strip()
         try:  # a JSON-RPC error body says it best
             text = json.loads(text)["error"]["message"]
@@ -565,7 +588,7 @@ class HttpTransport:
     async def _read_sse(self, response: httpx.Response, request_id: Any, method: str,
                         resumable: bool) -> None:
         """Read a request's SSE answer; resume it (legacy) if it ends before the answer."""
-        parser = SseParser()
+        parser = SseParser(self.max_message_size)
         try:
             if await self._read_events(response, parser, request_id, method):
                 return
@@ -585,8 +608,8 @@ class HttpTransport:
             answered = False
             try:
                 events = parser.feed(chunk)
-            except ValueError as exc:
-                raise HttpFailure(f"{method}: {exc}") from None
+            except EventTooLarge as exc:
+                raise AnswerTooLarge(f"{method}: {exc}", exc.size, exc.limit) from None
             for event in events:
                 if event.event != "message":
                     continue  # MCP sends only "message" events
@@ -611,7 +634,7 @@ class HttpTransport:
         while fruitless < MAX_RESUME_ATTEMPTS:
             await asyncio.sleep((retry_ms if retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
             headers = self._bodiless_headers(last_event_id)
-            parser = SseParser()
+            parser = SseParser(self.max_message_size)
             try:
                 async with self._http.stream("GET", self.url, headers=headers) as response:
                     if response.status_code == 404:
@@ -648,7 +671,7 @@ class HttpTransport:
         retry_ms: int | None = None
         while True:
             headers = self._bodiless_headers(last_event_id)
-            parser = SseParser()
+            parser = SseParser(self.max_message_size)
             try:
                 async with self._http.stream("GET", self.url, headers=headers) as response:
                     status = response.status_code

@@ -15,6 +15,13 @@ module owns the process itself and the third pipe.
   own code and not every server it runs; and escalation can signal the whole group,
   which also reaches grandchildren that inherited the pipes (``npx``, ``uv run`` and
   shell wrappers all start one).
+- **Writes are bounded.** A child that stops reading its stdin fills the pipe, and a
+  blocking ``write()`` would then wait for ever (and every writer queued behind it). So
+  stdin is non-blocking: :meth:`ServerProcess.write` writes what fits, waits in
+  ``poll()`` for room until its deadline, and raises :class:`StdinTimeout`. A message
+  written only in part cannot be finished or taken back: the next bytes would be read as
+  its rest. So stdin is then given up (later writes raise BrokenPipeError). Messages of at
+  most ``PIPE_BUF`` (4 KiB) are written whole or not at all, so small ones never tear.
 - **Shutdown follows the spec**: close stdin (a well-behaved server exits on end of
   input), wait; send SIGTERM, wait; send SIGKILL, wait. Every wait is bounded. Waiting
   is what reaps the child, so none is left as a zombie. Then the drain thread is joined
@@ -27,9 +34,11 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
@@ -42,6 +51,34 @@ DEFAULT_STDERR_LINE_BYTES = 2000
 
 class SpawnError(OSError):
     """The server's process could not be started (command not found, bad cwd, ...)."""
+
+
+class StdinTimeout(TimeoutError):
+    """A write to the child's stdin did not finish in time: the child stopped reading.
+
+    ``written`` of ``size`` bytes went into the pipe (``queued``: none, the write waited
+    behind another writer). A write cut short after some bytes leaves half a message in
+    the pipe, so stdin is then given up: later writes raise BrokenPipeError.
+    """
+
+    def __init__(self, server: str, written: int, size: int, timeout: float,
+                 queued: bool = False) -> None:
+        if queued:
+            how = "waited behind another message that the server is not reading"
+        else:
+            how = f"wrote {written} of {size} bytes"
+        super().__init__(f"server {server!r} stopped reading its stdin: {how} in "
+                         f"{timeout:g} s")
+        self.server = server
+        self.written = written
+        self.size = size
+        self.timeout = timeout
+        self.queued = queued
+
+    @property
+    def torn(self) -> bool:
+        """Part of the message was written: the stream is unusable."""
+        return 0 < self.written < self.size
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -95,6 +132,7 @@ class ServerProcess:
         # Held for each whole message written, and to close stdin: closing a descriptor
         # another thread is writing to could hand its number to an unrelated file first.
         self._stdin_lock = threading.Lock()
+        self._stdin_gone: str | None = None  # why stdin can no longer be written, if so
         self._shutdown_lock = threading.Lock()
         self._shut_down = False
         self._closed = False
@@ -129,6 +167,7 @@ class ServerProcess:
             raise SpawnError(f"cannot start server {self.name!r}: {exc}") from exc
         assert self._popen.stdin and self._popen.stdout and self._popen.stderr
         self._stdin_fd = self._popen.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)  # see write()
         self._stdout_fd = self._popen.stdout.fileno()
         self._drain = threading.Thread(
             target=self._drain_stderr, name=f"mcpkit-stderr-{self.name}", daemon=True)
@@ -146,19 +185,77 @@ class ServerProcess:
 
     # -- the protocol pipes --------------------------------------------------------------
 
-    def write(self, data: bytes) -> None:
-        """Write all of ``data`` (one whole message) to the child's stdin.
+    def write(self, data: bytes, timeout: float | None = None) -> float:
+        """Write all of ``data`` (one whole message) to the child's stdin, within
+        ``timeout`` seconds (None: no limit), waiting for other writers included.
 
-        Raises :class:`BrokenPipeError` once stdin is closed or the child has gone.
+        Raises :class:`StdinTimeout` when the child does not read in time, and
+        :class:`BrokenPipeError` once stdin is closed, the child has gone, or an earlier
+        write was cut short (see :class:`StdinTimeout`). Returns the seconds it had to wait
+        (0.0, without reading the clock, when it did not).
         """
-        with self._stdin_lock:
+        # The descriptor is non-blocking, so a write takes what the pipe has room for and
+        # returns: the common case (a message smaller than the free space) is one
+        # os.write, as fast as a blocking one. Only a full pipe waits, in poll(), and only
+        # until the deadline. A writer thread with a queue would bound waits as well, but
+        # would add a thread hop to every message, and the hot path is one write.
+        if timeout is not None and timeout < 0:
+            timeout = 0
+        lock = self._stdin_lock
+        start = None  # the clock is read only if something has to wait
+        if not lock.acquire(False):  # (positional: measurably cheaper on this path)
+            start = time.monotonic()
+            if not lock.acquire(timeout=-1 if timeout is None else timeout):
+                raise StdinTimeout(self.name, 0, len(data), timeout or 0, queued=True)
+        try:
             fd = self._stdin_fd
             if fd < 0:
-                raise BrokenPipeError("the server's stdin is closed")
-            written = os.write(fd, data)
-            while written < len(data):  # more than the pipe holds: it goes in several writes
-                data = data[written:]
+                raise BrokenPipeError(self._stdin_gone or "the server's stdin is closed")
+            try:
                 written = os.write(fd, data)
+            except BlockingIOError:
+                written = 0
+            if written < len(data):
+                if start is None:
+                    start = time.monotonic()
+                deadline = None if timeout is None else start + timeout
+                self._write_rest(fd, data, written, deadline, timeout)
+        finally:
+            lock.release()
+        return 0.0 if start is None else time.monotonic() - start
+
+    def _write_rest(self, fd: int, data: bytes, written: int, deadline: float | None,
+                    timeout: float | None) -> None:
+        """The slow path: the pipe is full, wait for the child to read (lock held)."""
+        view = memoryview(data)
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        try:
+            while written < len(data):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise StdinTimeout(self.name, written, len(data), timeout or 0)
+                # POLLERR/POLLHUP (the child closed its end) also wake poll: os.write
+                # then raises BrokenPipeError.
+                poller.poll(None if left is None else max(1, int(left * 1000 + 0.999)))
+                try:
+                    written += os.write(fd, view[written:])
+                except BlockingIOError:
+                    pass
+        except BaseException:  # the deadline, a dead child, or Ctrl-C
+            if written:
+                # Half a message is in the pipe: whatever is written next would be read
+                # as its continuation. The stream is unusable from here on.
+                self._stdin_gone = (f"an earlier message was cut short after {written} of "
+                                    f"{len(data)} bytes (the server stopped reading its "
+                                    "stdin), so the stream is unusable")
+                self._stdin_fd = -1
+            raise
+
+    @property
+    def stdin_gone(self) -> str | None:
+        """Why stdin can no longer be written to (a write was cut short), else None."""
+        return self._stdin_gone
 
     def read(self) -> bytes:
         """Block for the next chunk of the child's stdout; ``b""`` at end of stream."""
@@ -289,9 +386,9 @@ class ServerProcess:
         return self._popen.returncode
 
     def _stop(self, grace: float, term_timeout: float, kill_timeout: float) -> None:
-        if self.close_stdin(timeout=grace):
+        if self._stdin_gone is None and self.close_stdin(timeout=grace):
             code = self.wait(grace)
-        else:
+        else:  # it would not see the end of its input: no point waiting for its exit
             log.info("server %s is not reading its stdin: skipping the grace period", self.name)
             code = self.returncode
         if code is None:
