@@ -27,13 +27,8 @@ from conftest import wait_until as wait_for
 
 from mcpkit import Context, Server
 from mcpkit.examples import everything
-from mcpkit.transports.http import (
-    SESSION_BACKLOG,
-    HttpServerThread,
-    _Session,
-    decode_header_value,
-    encode_header_value,
-)
+from mcpkit.transports.http import SESSION_BACKLOG, HttpServerThread, _Session
+from mcpkit.transports.http_headers import decode_header_value, encode_header_value
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"

@@ -15,13 +15,17 @@ PACKAGE = Path(mcpkit.__file__).parent
 
 
 def _table() -> list[str]:
-    """Module patterns, bottom first, as the docstring's table lists them."""
+    """Module patterns, bottom first, as the docstring's table lists them (a row may go on
+    over indented lines)."""
     doc = mcpkit.__doc__ or ""
-    block = doc.split(".. layers (bottom up)", 1)[1]
-    rows = re.findall(r"^(?!=)(\S.*?)  +(\S.*)$", block.split("\n\n", 2)[1], re.MULTILINE)
+    block = doc.split(".. layers (bottom up)", 1)[1].split("\n\n", 2)[1]
     order: list[str] = []
-    for _, modules in rows:
-        order += ["mcpkit" if m == "mcpkit" else f"mcpkit.{m}" for m in modules.split()]
+    for line in block.splitlines():
+        if not line.strip() or line.startswith("="):
+            continue
+        continued = line[0].isspace()  # an indented line goes on with the row above
+        modules = line.split() if continued else re.split(r"  +", line, maxsplit=1)[1].split()
+        order += ["mcpkit" if m == "mcpkit" else f"mcpkit.{m}" for m in modules]
     return order
 
 
@@ -56,9 +60,8 @@ def _rank(name: str, order: list[str]) -> int:
     for rank, pattern in enumerate(order):
         if name == pattern or (pattern.endswith("*") and fnmatch.fnmatch(name, pattern)):
             return rank
-    if name.rsplit(".", 1)[0] in ("mcpkit.transports", "mcpkit.examples") or name in (
-            "mcpkit.transports",):
-        return -1  # a package's empty __init__ imports nothing: below everything
+    if name == "mcpkit.transports":
+        return -1  # an empty package __init__: it imports nothing
     raise AssertionError(f"{name} is not in the layer table of mcpkit/__init__.py: add it")
 
 

@@ -48,8 +48,6 @@ list change, which reaches the listen streams open on the worker where it happen
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import hmac
 import logging
@@ -69,6 +67,15 @@ from .. import params as params_mod
 from ..connection import Connection
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, encode_ndjson, loads
 from ..server import Server
+from .http_headers import (
+    H_METHOD,
+    H_NAME,
+    H_PARAM_PREFIX,
+    H_SESSION,
+    H_VERSION,
+    NAME_FIELDS,
+    decode_header_value,
+)
 
 log = logging.getLogger("mcpkit.http")
 
@@ -92,15 +99,6 @@ BODY_TIMEOUT_S = 30.0
 #: uvicorn's h11 protocol, with a deadline for request heads (slowloris).
 PROTOCOL = "mcpkit.transports.http_protocol:HeadDeadlineProtocol"
 
-H_VERSION = "mcp-protocol-version"
-H_SESSION = "mcp-session-id"
-H_METHOD = "mcp-method"
-H_NAME = "mcp-name"
-H_PARAM_PREFIX = "mcp-param-"
-
-#: The body field that the ``Mcp-Name`` header repeats, by method (2026-07-28).
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
 # 2026-07-28, streamable HTTP: the HTTP status of an error response, by JSON-RPC code.
 # Other errors (and every legacy error) travel with 200, as JSON-RPC over HTTP usually does.
 _MODERN_ERROR_STATUS = {
@@ -113,7 +111,6 @@ _MODERN_ERROR_STATUS = {
     jsonrpc.METHOD_NOT_FOUND: 404,
 }
 
-_BASE64_FORM = re.compile(r"=\?base64\?([^?]*)\?=")  # the sentinel is lowercase on purpose
 _Q_ZERO = re.compile(r"q=0(\.0{0,3})?")  # RFC 9110 qvalue zero
 
 
@@ -146,39 +143,6 @@ class _ClientGone(Exception):
 _DISCONNECTED = object()  # the client closed the connection
 _END = object()  # we are closing this response (session ended, app shutting down)
 _IDLE = object()  # nothing arrived within the keep-alive interval
-
-
-# -- header values ---------------------------------------------------------------------
-
-
-def encode_header_value(value: str | int | bool) -> str:
-    """A value as it travels in ``Mcp-Name`` or ``Mcp-Param-*`` (2026-07-28).
-
-    Integers are decimal, booleans ``true``/``false``; text that is not plain printable
-    ASCII, has leading or trailing blanks, or itself looks encoded goes as
-    ``=?base64?...?=`` (Base64 of its UTF-8 bytes).
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    plain = (value.isascii() and value.isprintable() and value == value.strip(" \t")
-             and not _BASE64_FORM.fullmatch(value))
-    if plain:
-        return value
-    return "=?base64?" + base64.b64encode(value.encode()).decode("ascii") + "?="
-
-
-def decode_header_value(raw: str) -> str:
-    """The text a header value stands for. Raises ValueError for a broken Base64 form."""
-    match = _BASE64_FORM.fullmatch(raw)
-    if match is None:
-        return raw  # without both markers the value is literal, even if it looks like Base64
-    try:
-        return base64.b64decode(match.group(1), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        raise ValueError(f"{raw!r} is not valid =?base64?...?= (bad padding, "
-                         "characters outside Base64, or not UTF-8)") from None
 
 
 _HeaderParam = tuple[tuple[str, ...], str, Any]  # (argument path, header name, JSON type)

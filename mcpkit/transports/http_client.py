@@ -61,7 +61,7 @@ import httpx
 
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE
 from ..versions import META_PROTOCOL_VERSION
-from .http import H_METHOD, H_NAME, H_SESSION, H_VERSION, NAME_FIELDS, encode_header_value
+from .http_headers import H_METHOD, H_NAME, H_SESSION, H_VERSION, NAME_FIELDS, encode_header_value
 
 __all__ = [
     "AnswerTooLarge",
