@@ -1,7 +1,8 @@
 """The official Python SDK (PyPI `mcp`, pinned in pyproject) drives mcpkit's notes server.
 
-Real subprocess, real pipes, the SDK's own client in each connection mode: the legacy
-handshake, the modern revision pinned, and "auto" (probe with server/discover).
+Real subprocess and pipes, or real loopback HTTP (uvicorn), the SDK's own client in each
+connection mode: the legacy handshake, the modern revision pinned, and "auto" (probe with
+server/discover).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ def _notes() -> StdioServerParameters:
                                  cwd=str(ROOT))
 
 
-async def _drive(mode: str) -> dict:
-    async with Client(_notes(), mode=mode) as client:
+async def _drive(mode: str, url: str | None = None) -> dict:
+    async with Client(url or _notes(), mode=mode) as client:
         tools = await client.list_tools()
         search = await client.call_tool("notes_search", {"query": "mcp"})
         created = await client.call_tool("notes_create", {"title": "SDK", "body": "from mcp"})
@@ -40,16 +41,30 @@ async def _drive(mode: str) -> dict:
         }
 
 
+@pytest.fixture(scope="module")
+def notes_url():
+    from mcpkit.examples import notes
+    from mcpkit.transports.http import HttpServerThread
+
+    with HttpServerThread(notes.server) as served:
+        yield served.url
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode, version", [("legacy", "2025-11-25"),
                                            ("2026-07-28", "2026-07-28"),
                                            ("auto", "2026-07-28")])
-def test_official_sdk_client_drives_the_notes_server(mode, version):
-    seen = asyncio.run(asyncio.wait_for(_drive(mode), 60))
+def test_official_sdk_client_drives_the_notes_server(mode, version, transport, request):
+    url = request.getfixturevalue("notes_url") if transport == "http" else None
+    seen = asyncio.run(asyncio.wait_for(_drive(mode, url), 60))
     assert seen["version"] == version
     assert seen["tools"] == ["notes_list", "notes_search", "notes_create", "notes_delete"]
     assert seen["destructive"] is True
     assert '"title": "MCP"' in seen["search"]
-    assert seen["created"] == "created note 4"
+    if transport == "stdio":  # a fresh process: 3 seed notes, so this is the 4th
+        assert seen["created"] == "created note 4"
+    else:  # one in-process server for the module: ids go on from run to run
+        assert seen["created"].startswith("created note ")
     assert seen["bad"][0] is True and "nope" in seen["bad"][1]
     assert seen["resource"].startswith("# MCP")
     assert seen["prompt_roles"] == ["user", "user"]
