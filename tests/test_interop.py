@@ -292,3 +292,46 @@ def test_the_inspector_cli_lists_and_calls_mcpkit(node: str, notes_http: str, tm
     read = inspector(node, *target, "--method", "resources/read", "--uri", "notes://1",
                      tmp_path=tmp_path)
     assert read["contents"][0]["text"]
+
+
+# -- FastMCP, both ways ----------------------------------------------------------------------
+
+FASTMCP_SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "fastmcp_server.py")]
+
+
+@pytest.mark.parametrize(("version", "era"), [("legacy", "legacy"), (None, "modern")])
+def test_mcpkit_drives_a_fastmcp_server(version: str | None, era: str) -> None:
+    progress: list[dict] = []
+    with Client(*_split(FASTMCP_SERVER), version=version, timeout=30) as client:
+        assert client.era == era
+        added = client.call_tool("add", {"a": 2, "b": 40})
+        assert added["structuredContent"] == {"result": 42} and text(added) == "42"
+        counted = client.call_tool("count", {"to": 3}, on_progress=progress.append)
+        assert text(counted) == "counted to 3"
+        assert wait_until(lambda: [p["progress"] for p in progress] == [1, 2, 3])
+        assert client.read_resource("greeting://Ada")["contents"][0]["text"] == "Hello, Ada!"
+        prompt = client.get_prompt("review", {"topic": "mcpkit"})
+        assert prompt["messages"][0]["content"]["text"] == "Please review mcpkit."
+
+
+async def _fastmcp_drives(target: object, mode: str) -> tuple[list[str], str, str]:
+    import fastmcp
+
+    async with fastmcp.Client(target, mode=mode, timeout=30) as client:
+        tools = [t.name for t in await client.list_tools()]
+        found = await client.call_tool("notes_search", {"query": "milk"})
+        read = await client.read_resource("notes://1")
+        return tools, found.content[0].text, read[0].text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28", "auto"])
+def test_a_fastmcp_client_drives_mcpkit(mode: str, transport: str, notes_http: str) -> None:
+    import asyncio
+
+    target = notes_http if transport == "http" else {
+        "mcpServers": {"notes": {"command": NOTES[0], "args": NOTES[1:]}}}
+    tools, found, read = asyncio.run(asyncio.wait_for(_fastmcp_drives(target, mode), 60))
+    assert tools == ["notes_list", "notes_search", "notes_create", "notes_delete"]
+    assert "Milk, eggs, coffee." in found
+    assert read.startswith("# Shopping")
