@@ -17,7 +17,7 @@ HTTP          transports.http_headers transports.http_protocol transports.http
               transports.http_client
 client side   client toolformats host
 package       mcpkit
-entry points  launch cli __main__
+entry points  launch shell cli __main__
 course        display grading* course* examples*
 ============  ==========================================================================
 
@@ -34,7 +34,8 @@ course        display grading* course* examples*
 - *HTTP*: the streamable HTTP server (ASGI) and its client transport;
 - *client side*: one session (:class:`~mcpkit.client.Client`), model tool formats, many
   sessions (:class:`~mcpkit.host.Host`);
-- *entry points*: loading a server by name and the ``mcpkit`` command.
+- *entry points*: loading a server by name, the commands for people (``mcpkit list``,
+  ``call``, ``trace``, ...), and the ``mcpkit`` command line.
 """
 
 from .content import ToolResult

@@ -1,4 +1,5 @@
-"""The ``mcpkit`` command: ``mcpkit serve TARGET`` runs a server over stdio (or ``--http``)."""
+"""The ``mcpkit`` command: ``mcpkit serve TARGET`` runs a server over stdio (or ``--http``);
+``mcpkit list|call|read|prompt|trace|config TARGET`` poke at any server (:mod:`mcpkit.shell`)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,14 @@ def main(argv: list[str] | None = None) -> int:
                        help="HTTP: also accept this Host header (repeatable; loopback always)")
     serve.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
                        help="HTTP: also accept this Origin (repeatable; loopback always)")
+    from .shell import add_commands, run
+
+    add_commands(commands)
     args = parser.parse_args(argv)
+    if args.command != "serve":
+        logging.basicConfig(stream=sys.stderr, level="WARNING",
+                            format="%(name)s %(levelname)s %(message)s")
+        return run(args)
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")

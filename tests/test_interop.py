@@ -335,3 +335,19 @@ def test_a_fastmcp_client_drives_mcpkit(mode: str, transport: str, notes_http: s
     assert tools == ["notes_list", "notes_search", "notes_create", "notes_delete"]
     assert "Milk, eggs, coffee." in found
     assert read.startswith("# Shopping")
+
+
+def test_the_mcpkit_command_against_a_reference_server(node: str) -> None:
+    target = " ".join(peer(node, "server-everything", "stdio"))
+
+    def mcpkit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mcpkit", *args], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT)
+
+    listed = mcpkit("list", target)
+    assert listed.returncode == 0, listed.stderr
+    assert "get-sum(a?, b?)" in listed.stdout or "get-sum(a, b)" in listed.stdout
+    summed = mcpkit("call", target, "get-sum", "a=2", "b=3")
+    assert summed.returncode == 0 and "The sum of 2 and 3 is 5" in summed.stdout
+    trace = mcpkit("trace", target, "echo", "message=hi")
+    assert trace.returncode == 0 and '"method":"initialize"' in trace.stdout  # the fallback
