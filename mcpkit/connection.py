@@ -493,6 +493,12 @@ class Connection:
 
     # -- closing -------------------------------------------------------------------------
 
+    @property
+    def idle(self) -> bool:
+        """No call running on a thread and no request to the client waiting: closing now
+        has nothing to wait for."""
+        return not self._threads and not self._outgoing
+
     def close(self, timeout: float = 5.0) -> None:
         """Stop: cancel calls in flight, fail our pending requests, wait for call threads."""
         with self._state_lock:

@@ -335,6 +335,44 @@ def test_input_required_round_trip_and_tampered_state(url: str) -> None:
     assert tampered.status_code == 400 and tampered.json()["error"]["code"] == -32602
 
 
+moody = Server("moody")
+moody_barrier = threading.Barrier(3)
+moody_mode: dict[str, Any] = {"slow": False, "wait": 0.5}
+
+
+@moody.tool
+def sometimes_slow() -> str:
+    """Fast, until it is told to wait for two other calls."""
+    if moody_mode["slow"]:
+        moody_barrier.wait(timeout=moody_mode["wait"])
+    return "done"
+
+
+def test_a_quick_tool_runs_on_the_loop_until_it_is_slow_then_on_threads() -> None:
+    """A handler that always answered fast runs inline; once it takes long it goes back to
+    the executor for good, so slow calls then run side by side (the barrier needs three)."""
+    with HttpServerThread(moody) as served:
+        for _ in range(3):
+            assert text_of(call(served.url, "sometimes_slow").json()) == "done"
+        assert served.app._quick.inline(("tools/call", "sometimes_slow"))
+        moody_mode["slow"] = True
+        # Inline, alone: the barrier times out after 0.5 s (blocking the loop that long),
+        # the tool raises, and the call is a tool error. The point is what comes next.
+        first = call(served.url, "sometimes_slow").json()
+        assert first["result"]["isError"] is True
+        assert not served.app._quick.inline(("tools/call", "sometimes_slow"))
+        moody_barrier.reset()
+        moody_mode["wait"] = 5
+        results: list[str] = []
+        threads = [threading.Thread(target=lambda: results.append(text_of(
+            call(served.url, "sometimes_slow").json()))) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert results == ["done"] * 3  # three ran at once: on the executor now
+
+
 def test_modern_notifications_are_202_and_get_delete_405(url: str) -> None:
     body, headers = modern("notifications/cancelled", {"requestId": 1})
     del body["id"]

@@ -49,7 +49,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
+import importlib.util
 import logging
 import re
 import secrets
@@ -96,8 +98,11 @@ SESSION_BACKLOG = 1000
 MAX_SESSIONS = 1000
 #: Seconds a client has to send a request's body (its head: see http_protocol).
 BODY_TIMEOUT_S = 30.0
-#: uvicorn's h11 protocol, with a deadline for request heads (slowloris).
-PROTOCOL = "mcpkit.transports.http_protocol:HeadDeadlineProtocol"
+#: Handlers that answer within this many seconds every time run on the event loop.
+INLINE_BUDGET_S = 0.002
+#: uvicorn's HTTP protocol with mcpkit's deadlines: the C parser when httptools is there.
+PROTOCOL = "mcpkit.transports.http_protocol:" + (
+    "FastHeadDeadlineProtocol" if importlib.util.find_spec("httptools") else "HeadDeadlineProtocol")
 
 # 2026-07-28, streamable HTTP: the HTTP status of an error response, by JSON-RPC code.
 # Other errors (and every legacy error) travel with 200, as JSON-RPC over HTTP usually does.
@@ -192,19 +197,22 @@ class _Headers:
     """A request's headers by lowercase name; repeated headers are joined with ", "."""
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        values: dict[str, list[str]] = {}
+        values: dict[str, str] = {}
         for name, value in raw:
-            # RFC 9110: optional whitespace around a field value is not part of it.
-            values.setdefault(name.decode("latin-1").lower(), []).append(
-                value.decode("latin-1").strip(" \t"))
-        # A repeated MCP header joins into "a, b", which then matches nothing in the body.
-        self._values = {name: ", ".join(vals) for name, vals in values.items()}
+            # uvicorn gives names lowercased already. RFC 9110: optional whitespace around
+            # a field value is not part of it.
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1").strip(" \t")
+            # A repeated MCP header joins into "a, b", which then matches nothing in the body.
+            values[key] = f"{values[key]}, {text}" if key in values else text
+        self._values = values
 
     def get(self, name: str) -> str | None:
         return self._values.get(name)
 
 
-def _media_types(value: str | None) -> list[str]:
+@functools.lru_cache(maxsize=256)  # clients send the same few values on every request
+def _media_types(value: str | None) -> tuple[str, ...]:
     """The media types of an Accept or Content-Type value, without parameters; those with
     ``q=0`` ("not acceptable") are left out."""
     types = []
@@ -212,7 +220,7 @@ def _media_types(value: str | None) -> list[str]:
         media, *params = (part.replace(" ", "").lower() for part in item.split(";"))
         if media and not any(_Q_ZERO.fullmatch(p) for p in params):
             types.append(media)
-    return types
+    return tuple(types)
 
 
 def _accepts(headers: _Headers, media_type: str) -> bool:
@@ -302,6 +310,7 @@ class _Outbox:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._loop_thread = threading.get_ident()  # made on the loop, for the loop
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._getter: asyncio.Future[Any] | None = None
         # What closing the app does to this response before ending it (e.g. end a listen
@@ -310,10 +319,18 @@ class _Outbox:
 
     def put(self, message: Any) -> None:
         """Queue a message (or a marker). Safe from any thread, and after the loop is gone."""
+        if threading.get_ident() == self._loop_thread:
+            self._queue.put_nowait(message)  # an inline handler: no wake-up to schedule
+            return
         try:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
         except RuntimeError:
             pass  # the event loop has stopped: nobody can write this response any more
+
+    def ready(self) -> Any:
+        """The next item if one is queued already, else ``_IDLE`` (no waiting)."""
+        return self._queue.get_nowait() if self._getter is None and not self._queue.empty() \
+            else _IDLE
 
     async def get(self, timeout: float | None = None) -> Any:
         """The next item, or ``_IDLE`` after ``timeout`` seconds without one."""
@@ -393,6 +410,52 @@ class _Session:
                 stream.put(_END)
 
 
+# -- which handlers run on the event loop ----------------------------------------------
+
+
+class _QuickHandlers:
+    """Which handlers may run inline, on the event loop.
+
+    Handing a request to the executor and its answer back costs two thread hops, about a
+    fifth of a small request's whole cost. But a handler that blocks (a tool doing I/O)
+    must not run on the loop, where it would stall every other client. So a handler, known
+    by method and tool or prompt name, runs on the executor until it has answered within
+    :data:`INLINE_BUDGET_S`; from then on it runs inline; the first time it takes longer it
+    goes back to the executor for good. (A handler that waits on the client, or for
+    cancellation, takes a Context and runs on a thread of its own either way: handing it
+    that thread is what takes no time.) This is a speed-up that costs reading: without it,
+    everything would simply go to the executor.
+    """
+
+    def __init__(self, server: Server) -> None:
+        self._server = server
+        self._quick: dict[tuple[str, str | None], bool] = {}
+
+    def key(self, message: Any) -> tuple[str, str | None] | None:
+        if not isinstance(message, dict):
+            return None  # a batch: the executor
+        method = message["method"]
+        name = (message.get("params") or {}).get("name")
+        registry = {"tools/call": self._server.tools, "prompts/get": self._server.prompts}
+        # Only registered names: a client inventing names must not grow this table.
+        known = isinstance(name, str) and name in registry.get(method, ())
+        return method, name if known else None
+
+    def inline(self, key: tuple[str, str | None] | None) -> bool:
+        return key is not None and self._quick.get(key, False)
+
+    def record(self, key: tuple[str, str | None] | None, seconds: float) -> None:
+        if key is None:
+            return
+        if seconds <= INLINE_BUDGET_S:
+            self._quick.setdefault(key, True)
+        elif self._quick.get(key, True):
+            if self._quick.get(key):
+                log.info("%s %s took %.1f ms on the event loop: it runs on the executor from "
+                         "now on", key[0], key[1] or "", seconds * 1000)
+            self._quick[key] = False
+
+
 # -- the application -------------------------------------------------------------------
 
 
@@ -443,6 +506,8 @@ class McpHttpApp:
         self._lock = threading.Lock()
         # conn.receive may run a plain tool right there, so it never runs on the event loop.
         self._executor = ThreadPoolExecutor(max_threads, thread_name_prefix="mcpkit-http")
+        self._quick = _QuickHandlers(server)
+        self._header_param_cache: dict[int, tuple[dict[str, Any], list[_HeaderParam]]] = {}
         self.closed = False
 
     # -- ASGI entry ------------------------------------------------------------------
@@ -615,7 +680,10 @@ class McpHttpApp:
         try:
             await self._answer(receive, send, connection, message, outbox, modern=True)
         finally:
-            self._spawn(connection.close)
+            if connection.idle:
+                connection.close()  # nothing to wait for: no thread hop
+            else:
+                self._spawn(connection.close)
 
     def _header_problem(self, headers: _Headers, message: dict[str, Any]) -> str | None:
         """Why the standard headers disagree with the body (a -32020), or None."""
@@ -652,13 +720,21 @@ class McpHttpApp:
             return self._param_header_problem(headers, params)
         return None
 
+    def _header_params_of(self, schema: dict[str, Any]) -> list[_HeaderParam]:
+        """A tool's ``x-mcp-header`` params, walked once per schema (by identity: a tool
+        registered again gets a new schema object, and so a new walk)."""
+        cached = self._header_param_cache.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cached = self._header_param_cache[id(schema)] = (schema, list(_header_params(schema)))
+        return cached[1]
+
     def _param_header_problem(self, headers: _Headers, params: dict[str, Any]) -> str | None:
         name = params.get("name")
         tool = self.server.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return None  # the server answers an unknown tool itself
         arguments = params.get("arguments")
-        for path, name, schema_type in _header_params(tool.input_schema):
+        for path, name, schema_type in self._header_params_of(tool.input_schema):
             header = f"Mcp-Param-{name}"
             raw = headers.get(H_PARAM_PREFIX + name.lower())
             value = _argument_at(arguments, path)
@@ -857,17 +933,24 @@ class McpHttpApp:
                       message: dict[str, Any] | list[Any], outbox: _Outbox, *,
                       modern: bool) -> None:
         """Feed one request (or batch) to ``connection``; write what comes out as the response."""
-        self._spawn(_receive, connection, message, outbox.put)
+        key = self._quick.key(message)
+        first = _IDLE
+        if self._quick.inline(key):
+            _receive(connection, message, outbox.put, self._quick, key)
+            first = outbox.ready()
+        else:
+            self._spawn(_receive, connection, message, outbox.put, self._quick, key)
         is_final = _final_for(message)
         answered = False
+        if first is not _IDLE and is_final(first):  # answered inline: no stream to watch
+            await _send_json(send, _status_of(first, modern), first)
+            return
         try:
             async with self._open(receive, outbox):
-                first = await outbox.get()
+                if first is _IDLE:
+                    first = await outbox.get()
                 if is_final(first):
-                    status = 200
-                    if modern and "error" in first:
-                        status = _MODERN_ERROR_STATUS.get(first["error"].get("code"), 200)
-                    await _send_json(send, status, first)
+                    await _send_json(send, _status_of(first, modern), first)
                     answered = True
                 elif first is not _DISCONNECTED:
                     answered = is_final(await self._stream(send, outbox, first, is_final))
@@ -937,15 +1020,25 @@ class McpHttpApp:
         self._executor.shutdown(wait=False)
 
 
-def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None]
-             ) -> None:
-    """``connection.receive`` on an executor thread: a bug must not leave the client waiting."""
+def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None],
+             quick: _QuickHandlers, key: tuple[str, str | None] | None) -> None:
+    """``connection.receive``, timed for :class:`_QuickHandlers`: a bug must not leave the
+    client waiting."""
+    started = time.perf_counter()
     try:
         connection.receive(message, reply)
     except Exception:
         log.exception("the server failed on %s", message.get("method"))
         reply(jsonrpc.error_response(message.get("id"), jsonrpc.INTERNAL_ERROR,
                                      "Internal error; the server log has the details"))
+    quick.record(key, time.perf_counter() - started)
+
+
+def _status_of(response: dict[str, Any], modern: bool) -> int:
+    """2026-07-28 gives some errors their own HTTP status; everything else travels as 200."""
+    if modern and "error" in response:
+        return _MODERN_ERROR_STATUS.get(response["error"].get("code"), 200)
+    return 200
 
 
 async def _watch_disconnect(receive: Receive, outbox: _Outbox) -> None:
