@@ -7,6 +7,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, FRAMINGS
 
@@ -35,13 +36,13 @@ def main(argv: list[str] | None = None) -> int:
                        help="HTTP: also accept this Host header (repeatable; loopback always)")
     serve.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
                        help="HTTP: also accept this Origin (repeatable; loopback always)")
-    from .shell import add_commands, run
-
-    add_commands(commands)
+    _add_shell_commands(commands)
     args = parser.parse_args(argv)
     if args.command != "serve":
         logging.basicConfig(stream=sys.stderr, level="WARNING",
                             format="%(name)s %(levelname)s %(message)s")
+        from .shell import run  # the client side: not imported by `mcpkit serve`
+
         return run(args)
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
@@ -76,6 +77,42 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         restore()
     return 0
+
+
+def _add_shell_commands(commands: Any) -> None:
+    """The commands of :mod:`mcpkit.shell` (parsed here, so `mcpkit serve` never imports it)."""
+    def common(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("target", help="a URL, a .py file, module:attribute, a server "
+                                           "name (with --config), or a quoted command line")
+        parser.add_argument("--config", help="an mcpServers JSON file; TARGET names an entry")
+        parser.add_argument("--timeout", type=float, default=30.0,
+                            help="seconds per request (default 30)")
+        parser.add_argument("--json", action="store_true", help="JSON output, for scripts")
+
+    listing = commands.add_parser("list", help="list a server's tools, resources and prompts")
+    common(listing)
+    call = commands.add_parser("call", help="call a tool: mcpkit call TARGET TOOL key=value")
+    common(call)
+    call.add_argument("tool")
+    call.add_argument("arguments", nargs="*", help="key=value (typed by the tool's schema)")
+    call.add_argument("--args", dest="json_args", metavar="JSON",
+                      help="the arguments as one JSON object instead")
+    read = commands.add_parser("read", help="read a resource")
+    common(read)
+    read.add_argument("uri")
+    prompt = commands.add_parser("prompt", help="get a prompt: mcpkit prompt TARGET NAME k=v")
+    common(prompt)
+    prompt.add_argument("name")
+    prompt.add_argument("arguments", nargs="*")
+    trace = commands.add_parser("trace", help="show the literal bytes of a stdio session")
+    common(trace)
+    trace.add_argument("tool", nargs="?", help="a tool to call during the session")
+    trace.add_argument("arguments", nargs="*")
+    trace.add_argument("--out", help="also write the trace to this file")
+    config = commands.add_parser("config", help="print a host's configuration entry for it")
+    common(config)
+    config.add_argument("--for", dest="host_kind", required=True,
+                        choices=("claude-desktop", "vscode", "cursor", "claude-code"))
 
 
 if __name__ == "__main__":

@@ -20,11 +20,13 @@ import secrets
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .framing import DEFAULT_MAX_MESSAGE_SIZE
 from .server import Server
-from .transports import http
+
+if TYPE_CHECKING:
+    from .transports.http import McpHttpApp
 
 log = logging.getLogger("mcpkit.launch")
 
@@ -70,8 +72,8 @@ def load_target(target: str) -> Any:
 
 def run_http(
     server: Server | None,
-    host: str = http.DEFAULT_HOST,
-    port: int = http.DEFAULT_PORT,
+    host: str = "127.0.0.1",
+    port: int = 8000,
     *,
     target: str | None = None,
     workers: int = 1,
@@ -96,6 +98,8 @@ def run_http(
     the names clients use in ``allowed_hosts``, and set a ``token``.
     """
     import uvicorn
+
+    from .transports import http  # only when HTTP is used: `mcpkit serve` stays light
 
     token = token if token is not None else os.environ.get("MCPKIT_HTTP_TOKEN") or None
     options = {
@@ -128,7 +132,9 @@ def run_http(
                 **common)
 
 
-def app_from_env() -> http.McpHttpApp:
+def app_from_env() -> McpHttpApp:
     """The app a uvicorn worker builds (``run_http`` with ``workers > 1`` sets the env)."""
+    from .transports import http
+
     options = json.loads(os.environ.get(_ENV_OPTIONS) or "{}")
     return http.McpHttpApp(load_target(os.environ[_ENV_TARGET]), **options)

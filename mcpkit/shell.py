@@ -310,41 +310,6 @@ def host_entry(server: ServerConfig, host: str) -> dict[str, Any]:
     return {key: {server.name: body}}
 
 
-def add_commands(commands: Any) -> None:
-    """The subcommands of this module, on the ``mcpkit`` parser's subparsers."""
-    def common(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("target", help="a URL, a .py file, module:attribute, a server "
-                                           "name (with --config), or a quoted command line")
-        parser.add_argument("--config", help="an mcpServers JSON file; TARGET names an entry")
-        parser.add_argument("--timeout", type=float, default=30.0,
-                            help="seconds per request (default 30)")
-        parser.add_argument("--json", action="store_true", help="JSON output, for scripts")
-
-    listing = commands.add_parser("list", help="list a server's tools, resources and prompts")
-    common(listing)
-    call = commands.add_parser("call", help="call a tool: mcpkit call TARGET TOOL key=value")
-    common(call)
-    call.add_argument("tool")
-    call.add_argument("arguments", nargs="*", help="key=value (typed by the tool's schema)")
-    call.add_argument("--args", dest="json_args", metavar="JSON",
-                      help="the arguments as one JSON object instead")
-    read = commands.add_parser("read", help="read a resource")
-    common(read)
-    read.add_argument("uri")
-    prompt = commands.add_parser("prompt", help="get a prompt: mcpkit prompt TARGET NAME k=v")
-    common(prompt)
-    prompt.add_argument("name")
-    prompt.add_argument("arguments", nargs="*")
-    trace = commands.add_parser("trace", help="show the literal bytes of a stdio session")
-    common(trace)
-    trace.add_argument("tool", nargs="?", help="a tool to call during the session")
-    trace.add_argument("arguments", nargs="*")
-    trace.add_argument("--out", help="also write the trace to this file")
-    config = commands.add_parser("config", help="print a host's configuration entry for it")
-    common(config)
-    config.add_argument("--for", dest="host_kind", choices=HOSTS, required=True)
-
-
 if __name__ == "__main__":  # the relay that `mcpkit trace` puts between client and server
     if len(sys.argv) > 3 and sys.argv[1] == "--relay" and sys.argv[3] == "--":
         sys.exit(relay(sys.argv[2], sys.argv[4:]))
