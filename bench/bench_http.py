@@ -156,7 +156,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_round(port: int, pid: int, modern: bool, requests: int, clients: int) -> tuple[float, float]:
+def run_round(port: int, pid: int, modern: bool, requests: int,
+              clients: int) -> tuple[float, float]:
     per_client = requests // clients
     body = call_body(1, modern)
     conns = [RawHttp(port) for _ in range(clients)]
