@@ -13,7 +13,8 @@ definitions   schema validation content mrtr
 server core   context registry connection
 byte pumps    transports.stdio transports.process
 server        server
-HTTP          transports.http_headers transports.http_protocol transports.http
+HTTP          transports.http_security transports.http_headers transports.http_protocol
+              transports.http
               transports.http_client
 client side   client toolformats host
 package       mcpkit

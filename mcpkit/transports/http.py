@@ -2,9 +2,13 @@
 
 Theory of operation
 -------------------
-:class:`McpHttpApp` is a plain ASGI application (no web framework), so all of MCP's HTTP
-rules can be read in this one file. Every client message arrives as its own POST. The app
-first checks what HTTP alone can tell (path, ``Host`` and ``Origin``, bearer token,
+:class:`McpHttpApp` is a plain ASGI application (no web framework): the routing and the
+handling of each era are here, by name (``_post_modern``, ``_post_legacy``, ``_get``,
+``_delete``); the security checks are in :mod:`~mcpkit.transports.http_security`
+(:class:`~mcpkit.transports.http_security.Guard`), the header rules in
+:mod:`~mcpkit.transports.http_headers`, the deadlines for slow clients in
+:mod:`~mcpkit.transports.http_protocol`. Every client message arrives as its own POST. The
+app first checks what HTTP alone can tell (path, ``Host`` and ``Origin``, bearer token,
 ``Content-Type``, ``Accept``, body size), decodes one JSON-RPC message, decides which era
 it belongs to, and hands it to a :class:`~mcpkit.connection.Connection`:
 
@@ -49,35 +53,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import hmac
 import importlib.util
 import logging
-import re
 import secrets
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
 
 from .. import jsonrpc, versions
 from .. import params as params_mod
 from ..connection import Connection
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, encode_ndjson, loads
 from ..server import Server
-from .http_headers import (
-    H_METHOD,
-    H_NAME,
-    H_PARAM_PREFIX,
-    H_SESSION,
-    H_VERSION,
-    NAME_FIELDS,
-    decode_header_value,
-)
+from .http_headers import H_SESSION, H_VERSION, HeaderMirror
+from .http_security import LOOPBACK_NAMES, Guard, HttpError, RequestHeaders, accepts
 
 log = logging.getLogger("mcpkit.http")
 
@@ -88,8 +81,6 @@ AsgiSend = Callable[[dict[str, Any]], Awaitable[None]]
 DEFAULT_PATH = "/mcp"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-#: Host names (no port, no brackets) that reach this machine only.
-LOOPBACK_NAMES: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")
 KEEPALIVE_S = 15.0
 SESSION_IDLE_TIMEOUT_S = 3600.0
 #: Messages a legacy session keeps for a GET stream that is not open (yet).
@@ -116,30 +107,6 @@ _MODERN_ERROR_STATUS = {
     jsonrpc.METHOD_NOT_FOUND: 404,
 }
 
-_Q_ZERO = re.compile(r"q=0(\.0{0,3})?")  # RFC 9110 qvalue zero
-
-
-class HttpError(Exception):
-    """A request refused at the HTTP level: a status plus a JSON-RPC error for the body."""
-
-    def __init__(
-        self,
-        status: int,
-        code: int,
-        message: str,
-        request_id: jsonrpc.RequestId | None = None,
-        data: Any = None,
-        headers: Iterable[tuple[str, str]] = (),
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.request_id = request_id
-        self.data = data
-        self.headers = list(headers)
-
-
 class _ClientGone(Exception):
     """The client disconnected while we were still reading its request."""
 
@@ -148,95 +115,6 @@ class _ClientGone(Exception):
 _DISCONNECTED = object()  # the client closed the connection
 _END = object()  # we are closing this response (session ended, app shutting down)
 _IDLE = object()  # nothing arrived within the keep-alive interval
-
-
-_HeaderParam = tuple[tuple[str, ...], str, Any]  # (argument path, header name, JSON type)
-
-
-def _header_params(schema: Any, path: tuple[str, ...] = ()) -> Iterator[_HeaderParam]:
-    """The ``x-mcp-header`` annotations of an input schema: (argument path, name, type).
-
-    Only properties reached through ``properties`` alone count (the spec's rule), so the
-    walk never enters ``items``, ``anyOf``, ``$ref`` and the like.
-    """
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(properties, dict):
-        return
-    for prop, sub in properties.items():
-        if not isinstance(sub, dict):
-            continue
-        name = sub.get("x-mcp-header")
-        if isinstance(name, str) and name:
-            yield path + (prop,), name, sub.get("type")
-        yield from _header_params(sub, path + (prop,))
-
-
-def _argument_at(arguments: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(arguments, dict):
-            return None
-        arguments = arguments.get(key)
-    return arguments
-
-
-def _param_matches(header_text: str, value: Any, schema_type: Any) -> bool:
-    if isinstance(value, bool):
-        return header_text == ("true" if value else "false")
-    if isinstance(value, int) and schema_type != "string":
-        try:
-            return int(header_text) == value  # integers compare as numbers: "007" is 7
-        except ValueError:
-            return False
-    return isinstance(value, str) and header_text == value
-
-
-# -- request headers -------------------------------------------------------------------
-
-
-class _Headers:
-    """A request's headers by lowercase name; repeated headers are joined with ", "."""
-
-    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        values: dict[str, str] = {}
-        for name, value in raw:
-            # uvicorn gives names lowercased already. RFC 9110: optional whitespace around
-            # a field value is not part of it.
-            key = name.decode("latin-1").lower()
-            text = value.decode("latin-1").strip(" \t")
-            # A repeated MCP header joins into "a, b", which then matches nothing in the body.
-            values[key] = f"{values[key]}, {text}" if key in values else text
-        self._values = values
-
-    def get(self, name: str) -> str | None:
-        return self._values.get(name)
-
-
-@functools.lru_cache(maxsize=256)  # clients send the same few values on every request
-def _media_types(value: str | None) -> tuple[str, ...]:
-    """The media types of an Accept or Content-Type value, without parameters; those with
-    ``q=0`` ("not acceptable") are left out."""
-    types = []
-    for item in (value or "").split(","):
-        media, *params = (part.replace(" ", "").lower() for part in item.split(";"))
-        if media and not any(_Q_ZERO.fullmatch(p) for p in params):
-            types.append(media)
-    return tuple(types)
-
-
-def _accepts(headers: _Headers, media_type: str) -> bool:
-    accept = headers.get("accept")
-    if accept is None:
-        return True  # no Accept header: anything goes (RFC 9110)
-    family = media_type.split("/")[0] + "/*"
-    return any(m in (media_type, family, "*/*") for m in _media_types(accept))
-
-
-def _hostname(authority: str) -> str | None:
-    """``127.0.0.1:8000`` -> ``127.0.0.1``; ``[::1]:80`` -> ``::1``; None if malformed."""
-    try:
-        return urlsplit("//" + authority).hostname
-    except ValueError:
-        return None
 
 
 # -- responses -------------------------------------------------------------------------
@@ -462,14 +340,8 @@ class _QuickHandlers:
 class McpHttpApp:
     """An ASGI application serving ``server`` over streamable HTTP at ``path``.
 
-    Security defaults suit a local server: only requests whose ``Host`` names this machine
-    (``localhost``, ``127.0.0.1``, ``[::1]``) and whose ``Origin``, if any, is on this
-    machine are served (DNS rebinding protection: a page from elsewhere that resolves its
-    own name to 127.0.0.1 still sends that name). Add the names clients really use with
-    ``allowed_hosts`` (port ignored; ``"*"`` turns the check off) and the web pages that
-    may call with ``allowed_origins`` (``scheme://host[:port]``, or a bare host name for
-    any scheme and port; ``"*"`` admits every origin). With ``token`` set, every request
-    needs ``Authorization: Bearer <token>``.
+    ``allowed_hosts``, ``allowed_origins`` and ``token`` make its security policy: see
+    :class:`~mcpkit.transports.http_security.Guard` (the defaults suit a local server).
     """
 
     def __init__(
@@ -489,13 +361,8 @@ class McpHttpApp:
     ) -> None:
         self.server = server
         self.path = "/" + path.strip("/")
-        hosts = {h.lower().strip("[]") for h in (*LOOPBACK_NAMES, *(allowed_hosts or ()))}
-        self._hosts: set[str] | None = None if "*" in hosts else hosts
-        origins = [o.lower().rstrip("/") for o in (*LOOPBACK_NAMES, *(allowed_origins or ()))]
-        self._any_origin = "*" in origins
-        self._origins = {o for o in origins if "://" in o}
-        self._origin_hosts = {o.strip("[]") for o in origins if "://" not in o}
-        self._token = token.encode() if token else None
+        self.guard = Guard(allowed_hosts, allowed_origins, token)
+        self._mirror = HeaderMirror(server.tools)
         self.max_body_size = max_body_size
         self.keepalive_s = keepalive_s
         self.session_idle_timeout_s = session_idle_timeout_s
@@ -507,7 +374,6 @@ class McpHttpApp:
         # conn.receive may run a plain tool right there, so it never runs on the event loop.
         self._executor = ThreadPoolExecutor(max_threads, thread_name_prefix="mcpkit-http")
         self._quick = _QuickHandlers(server)
-        self._header_param_cache: dict[int, tuple[dict[str, Any], list[_HeaderParam]]] = {}
         self.closed = False
 
     # -- ASGI entry ------------------------------------------------------------------
@@ -543,11 +409,11 @@ class McpHttpApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: AsgiSend) -> None:
-        headers = _Headers(scope["headers"])
+        headers = RequestHeaders(scope["headers"])
         if scope["path"].rstrip("/") != self.path:
             raise HttpError(404, jsonrpc.INVALID_REQUEST,
                             f"No MCP endpoint at {scope['path']}; it is at {self.path}")
-        self._check_security(headers)
+        self.guard.check(headers)
         if self.closed:
             raise HttpError(503, jsonrpc.INVALID_REQUEST, "The server is shutting down")
         method = scope["method"]
@@ -561,41 +427,7 @@ class McpHttpApp:
             raise HttpError(405, jsonrpc.INVALID_REQUEST, f"{method} is not used by MCP",
                             headers=[("allow", "GET, POST, DELETE")])
 
-    # -- checks every request passes -------------------------------------------------
-
-    def _check_security(self, headers: _Headers) -> None:
-        host = headers.get("host")
-        if self._hosts is not None and (host is None or _hostname(host) not in self._hosts):
-            raise HttpError(403, jsonrpc.INVALID_REQUEST,
-                            f"Host {host!r} is not allowed (DNS rebinding protection); "
-                            "start the server with allowed_hosts to serve other names")
-        origin = headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin):
-            raise HttpError(403, jsonrpc.INVALID_REQUEST,
-                            f"Origin {origin!r} is not allowed (DNS rebinding protection); "
-                            "start the server with allowed_origins to admit it")
-        if self._token is not None:
-            scheme, _, credentials = (headers.get("authorization") or "").partition(" ")
-            if scheme.lower() != "bearer" or not credentials:
-                raise HttpError(401, jsonrpc.INVALID_REQUEST,
-                                "This server needs Authorization: Bearer <token>",
-                                headers=[("www-authenticate", 'Bearer realm="mcp"')])
-            if not hmac.compare_digest(credentials.strip().encode(), self._token):
-                raise HttpError(401, jsonrpc.INVALID_REQUEST, "The bearer token is not valid",
-                                headers=[("www-authenticate",
-                                          'Bearer realm="mcp", error="invalid_token"')])
-
-    def _origin_allowed(self, origin: str) -> bool:
-        if self._any_origin or origin.lower().rstrip("/") in self._origins:
-            return True
-        try:
-            parts = urlsplit(origin)
-            name = parts.hostname
-        except ValueError:
-            return False
-        return parts.scheme in ("http", "https") and name in self._origin_hosts
-
-    async def _read_body(self, receive: Receive, headers: _Headers) -> bytes:
+    async def _read_body(self, receive: Receive, headers: RequestHeaders) -> bytes:
         too_large = HttpError(413, jsonrpc.INVALID_REQUEST,
                               f"Request body larger than {self.max_body_size} bytes")
         length = headers.get("content-length")
@@ -626,13 +458,8 @@ class McpHttpApp:
 
     # -- POST: one client message ------------------------------------------------------
 
-    async def _post(self, receive: Receive, send: AsgiSend, headers: _Headers) -> None:
-        if "application/json" not in _media_types(headers.get("content-type")):
-            raise HttpError(415, jsonrpc.INVALID_REQUEST,
-                            "POST a JSON-RPC message with Content-Type: application/json")
-        if not (_accepts(headers, "application/json") and _accepts(headers, "text/event-stream")):
-            raise HttpError(406, jsonrpc.INVALID_REQUEST,
-                            "Accept must list both application/json and text/event-stream")
+    async def _post(self, receive: Receive, send: AsgiSend, headers: RequestHeaders) -> None:
+        self.guard.check_post(headers)
         body = await self._read_body(receive, headers)
         try:
             message = loads(body)  # the same parser as stdio: no NaN, no stack overflow
@@ -650,7 +477,7 @@ class McpHttpApp:
         else:
             await self._post_legacy(receive, send, headers, message, kind)
 
-    async def _post_modern(self, receive: Receive, send: AsgiSend, headers: _Headers,
+    async def _post_modern(self, receive: Receive, send: AsgiSend, headers: RequestHeaders,
                            message: dict[str, Any], kind: str) -> None:
         if kind in ("result", "error"):
             raise HttpError(400, jsonrpc.INVALID_REQUEST,
@@ -665,7 +492,7 @@ class McpHttpApp:
         except jsonrpc.JsonRpcError as exc:
             raise HttpError(400, exc.code, exc.message, request_id, exc.data) from None
         if _meta_complete(message):  # an incomplete _meta is -32602, which comes first
-            problem = self._header_problem(headers, message)
+            problem = self._mirror.problem(headers, message)
             if problem:
                 raise HttpError(400, jsonrpc.HEADER_MISMATCH, problem, request_id)
         if message["method"] == "initialize":
@@ -685,74 +512,7 @@ class McpHttpApp:
             else:
                 self._spawn(connection.close)
 
-    def _header_problem(self, headers: _Headers, message: dict[str, Any]) -> str | None:
-        """Why the standard headers disagree with the body (a -32020), or None."""
-        method = message["method"]
-        params = message.get("params") or {}
-        for name in (H_VERSION, H_METHOD, H_NAME):
-            value = headers.get(name)
-            if value is not None and not (value.isascii() and value.isprintable()):
-                return f"the {name} header has characters that are not printable ASCII"
-        version = headers.get(H_VERSION)
-        body_version = params["_meta"][versions.META_PROTOCOL_VERSION]
-        if version is None:
-            return "the MCP-Protocol-Version header is required"
-        if version != body_version:
-            return (f"MCP-Protocol-Version header {version!r} does not match "
-                    f'params._meta["{versions.META_PROTOCOL_VERSION}"] {body_version!r}')
-        header_method = headers.get(H_METHOD)
-        if header_method is None:
-            return "the Mcp-Method header is required"
-        if header_method != method:
-            return f"Mcp-Method header {header_method!r} does not match method {method!r}"
-        name_key = NAME_FIELDS.get(method)
-        if name_key is not None and isinstance(params.get(name_key), str):
-            raw = headers.get(H_NAME)
-            if raw is None:
-                return f"the Mcp-Name header is required for {method}"
-            try:
-                name = decode_header_value(raw)
-            except ValueError as exc:
-                return f"Mcp-Name: {exc}"
-            if name != params[name_key]:
-                return f"Mcp-Name header {name!r} does not match params.{name_key}"
-        if method == "tools/call":
-            return self._param_header_problem(headers, params)
-        return None
-
-    def _header_params_of(self, schema: dict[str, Any]) -> list[_HeaderParam]:
-        """A tool's ``x-mcp-header`` params, walked once per schema (by identity: a tool
-        registered again gets a new schema object, and so a new walk)."""
-        cached = self._header_param_cache.get(id(schema))
-        if cached is None or cached[0] is not schema:
-            cached = self._header_param_cache[id(schema)] = (schema, list(_header_params(schema)))
-        return cached[1]
-
-    def _param_header_problem(self, headers: _Headers, params: dict[str, Any]) -> str | None:
-        name = params.get("name")
-        tool = self.server.tools.get(name) if isinstance(name, str) else None
-        if tool is None:
-            return None  # the server answers an unknown tool itself
-        arguments = params.get("arguments")
-        for path, name, schema_type in self._header_params_of(tool.input_schema):
-            header = f"Mcp-Param-{name}"
-            raw = headers.get(H_PARAM_PREFIX + name.lower())
-            value = _argument_at(arguments, path)
-            if value is None:
-                if raw is not None:
-                    return f"{header} was sent but arguments.{'.'.join(path)} has no value"
-                continue
-            if raw is None:
-                return f"the {header} header is required: arguments.{'.'.join(path)} is set"
-            try:
-                text = decode_header_value(raw)
-            except ValueError as exc:
-                return f"{header}: {exc}"
-            if not _param_matches(text, value, schema_type):
-                return f"{header} header does not match arguments.{'.'.join(path)}"
-        return None
-
-    async def _post_legacy(self, receive: Receive, send: AsgiSend, headers: _Headers,
+    async def _post_legacy(self, receive: Receive, send: AsgiSend, headers: RequestHeaders,
                            message: dict[str, Any], kind: str) -> None:
         request_id = message.get("id") if kind == "request" else None
         session_id = headers.get(H_SESSION)
@@ -784,7 +544,7 @@ class McpHttpApp:
         finally:
             session.requests.pop(request_id, None)
 
-    async def _post_batch(self, receive: Receive, send: AsgiSend, headers: _Headers,
+    async def _post_batch(self, receive: Receive, send: AsgiSend, headers: RequestHeaders,
                           batch: list[Any]) -> None:
         """A JSON-RPC batch, which only revision 2025-03-26 has (so: inside such a session)."""
         session_id = headers.get(H_SESSION)
@@ -833,7 +593,7 @@ class McpHttpApp:
             self._sessions[session.id] = session
         await _send_json(send, 200, response, [(H_SESSION, session.id)])
 
-    def _session(self, session_id: str, headers: _Headers,
+    def _session(self, session_id: str, headers: RequestHeaders,
                  request_id: jsonrpc.RequestId | None = None) -> _Session:
         """The live session a request names, or the HTTP error the spec gives."""
         with self._lock:
@@ -894,14 +654,14 @@ class McpHttpApp:
 
     # -- GET and DELETE (legacy sessions only) ------------------------------------------
 
-    async def _get(self, receive: Receive, send: AsgiSend, headers: _Headers) -> None:
+    async def _get(self, receive: Receive, send: AsgiSend, headers: RequestHeaders) -> None:
         session_id = headers.get(H_SESSION)
         if session_id is None:
             raise HttpError(405, jsonrpc.INVALID_REQUEST,
                             "GET opens a session's server-to-client stream (2025-11-25 and "
                             "earlier) and needs Mcp-Session-Id; 2026-07-28 uses "
                             "subscriptions/listen instead", headers=[("allow", "POST")])
-        if not _accepts(headers, "text/event-stream"):
+        if not accepts(headers, "text/event-stream"):
             raise HttpError(406, jsonrpc.INVALID_REQUEST, "Accept must list text/event-stream")
         session = self._session(session_id, headers)
         outbox = _Outbox(asyncio.get_running_loop())
@@ -914,7 +674,7 @@ class McpHttpApp:
         finally:
             session.detach(outbox)
 
-    async def _delete(self, send: AsgiSend, headers: _Headers) -> None:
+    async def _delete(self, send: AsgiSend, headers: RequestHeaders) -> None:
         session_id = headers.get(H_SESSION)
         if session_id is None:
             raise HttpError(405, jsonrpc.INVALID_REQUEST,
@@ -1057,7 +817,7 @@ def _meta_complete(message: dict[str, Any]) -> bool:
             and versions.META_CLIENT_CAPABILITIES in meta)
 
 
-def _era_of(message: dict[str, Any], headers: _Headers) -> versions.Era:
+def _era_of(message: dict[str, Any], headers: RequestHeaders) -> versions.Era:
     """Which era a POSTed message belongs to (a dual-era endpoint serves both).
 
     The header is the strongest sign; then a session id; then the body's ``_meta``. A
