@@ -184,7 +184,7 @@ def test_an_unstarted_exercise_gets_a_short_report_and_a_hint():
 
 
 def test_a_case_that_never_ends_is_stopped(monkeypatch):
-    monkeypatch.setattr(grading, "CASE_TIME_LIMIT", 0.2)
+    monkeypatch.setattr(grading.core, "CASE_TIME_LIMIT", 0.2)
 
     def forever():
         while True:
