@@ -27,11 +27,13 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import random
 import signal
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 LANGUAGES = ("en", "es")
 #: Seconds a single case may run before it counts as stuck (Unix main thread only).
@@ -88,6 +90,7 @@ class CaseResult:
     ok: bool
     details: list[str] = field(default_factory=list)
     not_implemented: bool = False
+    generated: bool = False  # a differential check: the class grader runs it with more cases
 
 
 def summary_line(passed: int, total: int) -> str:
@@ -102,6 +105,10 @@ def run_checks(results: Iterable[CaseResult]) -> None:
     passed = sum(r.ok for r in results)
     if total and passed == total:
         print(summary_line(passed, total))
+        if any(r.generated for r in results) and not _hidden:
+            print(_("  (your instructor's grading runs more generated cases, with other seeds)",
+                    "  (la calificación de tu docente ejecuta más casos generados, con otras "
+                    "semillas)"))
         return
     not_started = all(r.not_implemented for r in results if not r.ok)
     lines = [summary_line(passed, total)]
@@ -205,10 +212,25 @@ def _short(value: Any, plain: bool = False) -> str:
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 1] + "…"
 
 
+def cut_pair(expected: str, got: str, width: int = _MAX_REPR) -> tuple[str, str]:
+    """Both texts cut to ``width`` around their first difference, so that it stays in view."""
+    if len(expected) <= width and len(got) <= width:
+        return expected, got
+    at = next((i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+              min(len(expected), len(got)))
+    start = max(0, at - width // 3)
+
+    def window(text: str) -> str:
+        piece = text[start : start + width]
+        return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
+
+    return window(expected), window(got)
+
+
 def _show(value: Any) -> str:
-    """repr(), except that error instances show as <ErrorClassName>."""
+    """repr(), except that error instances show as <ErrorClassName attr=value ...>."""
     if isinstance(value, BaseException):
-        return f"<{type(value).__name__}>"
+        return repr(Seen.of(value))
     if isinstance(value, list):
         return "[" + ", ".join(_show(v) for v in value) + "]"
     if isinstance(value, tuple):
@@ -217,20 +239,26 @@ def _show(value: Any) -> str:
 
 
 class Err:
-    """Stands for "an instance of the error class called ``name``" in expected values."""
+    """Stands for "an instance of the error class called ``name``" in expected values, with
+    the given attributes (``Err("MessageTooLarge", size=40, limit=32)``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, **attrs: Any) -> None:
         self.name = name
+        self.attrs = attrs
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Err):
-            return other.name == self.name
-        return isinstance(other, BaseException) and type(other).__name__ == self.name
+            return other.name == self.name and other.attrs == self.attrs
+        return (isinstance(other, BaseException) and type(other).__name__ == self.name
+                and all(_equal(getattr(other, k, _MISSING), v) for k, v in self.attrs.items()))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"<{self.name}>"
+        return "<" + " ".join([self.name, *(f"{k}={v!r}" for k, v in self.attrs.items())]) + ">"
+
+
+_MISSING = object()
 
 
 def _label(text: str) -> str:
@@ -253,9 +281,11 @@ def case(
     details: list[str] = []
     if given is not None:
         details.append(_label(_("input:", "entrada:")) + _short(given, plain=True))
-    details.append(_label(_("expected:", "esperado:")) + _short(expected))
     if outcome.error is not None:
+        details.append(_label(_("expected:", "esperado:")) + _short(expected))
         details.append(_label(_("got:", "obtenido:")) + _describe_error(outcome.error))
+        if hint:
+            details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details)
     got = outcome.value
     if normalize is not None:
@@ -265,7 +295,9 @@ def case(
             pass
     if _equal(got, expected):
         return CaseResult(name, True)
-    details.append(_label(_("got:", "obtenido:")) + _short(got))
+    want, have = cut_pair(_show(expected), _show(got))
+    details.append(_label(_("expected:", "esperado:")) + want)
+    details.append(_label(_("got:", "obtenido:")) + have)
     if hint:
         details.append(_label(_("hint:", "pista:")) + hint)
     return CaseResult(name, False, details)
@@ -290,6 +322,8 @@ def predicate(
     details.append(_label(_("expected:", "esperado:")) + expectation)
     if outcome.error is not None:
         details.append(_label(_("got:", "obtenido:")) + _describe_error(outcome.error))
+        if hint:
+            details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details)
     try:
         ok = bool(test(outcome.value))
@@ -333,3 +367,283 @@ def error_shape(response: Any) -> Any:
     else:
         shape.update({k: v for k, v in response.items() if k not in shape})
     return shape
+
+
+class _AnyText:
+    """In an expected value: any string will do (error messages are the learner's to word)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return _("<any text>", "<cualquier texto>")
+
+
+ANY_TEXT: Any = _AnyText()
+
+
+# --------------------------------------------------------------------------- differential checks
+#
+# Beside its hand-written cases, every checker compares the learner's code with mcpkit's own
+# layer (the reference) on inputs drawn from a seeded generator. A *trial* runs one
+# implementation on one input and returns its trace: a list of steps, each a label (what was
+# called) and what was seen (a value, or a Seen for an error returned or raised). Traces are
+# compared step by step; on the first input where they differ, the input is shrunk (smaller
+# candidates are tried while they still differ) and the report shows the smallest one, the
+# first step that differs, what mcpkit did and what the learner's code did.
+#
+# The notebook always uses DEFAULT_SEED and the base number of cases, so a graded cell says
+# the same thing on every run. The class grader calls configure() with a seed and a scale the
+# learner has not seen, so hard-coding what the notebook showed does not pay.
+
+DEFAULT_SEED = 20260728
+#: Stop drawing new inputs after this many seconds (a slow but correct solution still passes).
+PROPERTY_SECONDS = 3.0
+#: Inputs tried while shrinking a failing one, at most.
+SHRINK_ATTEMPTS = 400
+_seed: int = DEFAULT_SEED
+_scale: int = 1
+_hidden = False
+
+T = TypeVar("T")
+
+
+def configure(seed: int | None = None, scale: int = 1) -> None:
+    """Set the seed and the case multiplier of every differential check (the class grader's
+    hidden run). ``configure()`` goes back to the notebook's fixed seed."""
+    global _seed, _scale, _hidden
+    _seed = DEFAULT_SEED if seed is None else seed
+    _scale = max(1, scale)
+    _hidden = seed is not None or scale > 1
+
+
+@dataclass(frozen=True)
+class Seen:
+    """An error as the checks compare it: its class name, the attributes that carry meaning
+    (``size``/``limit`` of MessageTooLarge, ``code``/``data`` of a JsonRpcError), and whether
+    it was raised or returned. Its message text is free."""
+
+    type: str
+    attrs: tuple[tuple[str, Any], ...] = ()
+    raised: bool = False
+
+    MEANINGFUL = ("size", "limit", "code", "data")
+
+    @classmethod
+    def of(cls, exc: BaseException, raised: bool = False) -> Seen:
+        attrs = tuple((a, _freeze(getattr(exc, a))) for a in cls.MEANINGFUL if hasattr(exc, a))
+        return cls(type(exc).__name__, attrs, raised)
+
+    def __repr__(self) -> str:
+        inner = " ".join([self.type, *(f"{k}={v!r}" for k, v in self.attrs)])
+        return (_("raised ", "lanzó ") if self.raised else "") + f"<{inner}>"
+
+
+def _freeze(value: Any) -> Any:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def seen(value: Any) -> Any:
+    """A value as compared: error instances become Seen, lists and dicts are walked."""
+    if isinstance(value, BaseException):
+        return Seen.of(value)
+    if isinstance(value, list | tuple):
+        return [seen(v) for v in value]
+    if isinstance(value, dict):
+        return {k: seen(v) for k, v in value.items()}
+    return value
+
+
+def attempt(thunk: Callable[[], Any]) -> Any:
+    """Call ``thunk``: what it returned (errors as Seen), or a Seen with ``raised`` set.
+
+    NotImplementedError and the time limit pass through: they end the whole check.
+    """
+    try:
+        return seen(thunk())
+    except (NotImplementedError, _Stuck):
+        raise
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+
+
+@dataclass
+class Step:
+    label: str
+    seen: Any
+
+
+class Gen(random.Random):
+    """A seeded random source with helpers for JSON-RPC-shaped inputs."""
+
+    TEXTS = ("", "a", "ping", "café", "ñandú ☕", "line\nbreak", 'quote "q"', "tab\there",
+             "\\", "😀", "x" * 30)
+
+    def text(self) -> str:
+        return self.choice(self.TEXTS)
+
+    def json_id(self) -> Any:
+        """An id of every JSON type, the usual ones more often."""
+        return self.choice([0, 1, 7, -3, 2**53, "a-1", "", "é", True, False, None, 1.5, 2.0,
+                            [1], {"id": 1}, self.randint(1, 999), f"r{self.randint(1, 99)}"])
+
+    def scalar(self) -> Any:
+        return self.choice([None, True, False, 0, -1, 42, 3.25, "", "x", "café", 10**20])
+
+    def json_value(self, depth: int = 2) -> Any:
+        roll = self.random()
+        if depth <= 0 or roll < 0.5:
+            return self.choice([self.scalar(), self.text()])
+        if roll < 0.75:
+            return [self.json_value(depth - 1) for _ in range(self.randint(0, 3))]
+        return {self.choice(["a", "b", "id", "text", "é", "k"]): self.json_value(depth - 1)
+                for _ in range(self.randint(0, 3))}
+
+    def json_object(self, depth: int = 2) -> dict[str, Any]:
+        return {self.choice(["a", "b", "n", "text", "é", "items"]): self.json_value(depth - 1)
+                for _ in range(self.randint(0, 3))}
+
+    def split(self, data: bytes, pieces: int | None = None) -> list[bytes]:
+        """``data`` cut at random places: whole, byte by byte, or anything between."""
+        if not data:
+            return [data]
+        style = self.random()
+        if style < 0.1:
+            return [data]
+        if style < 0.2 and len(data) < 400:
+            return [data[i : i + 1] for i in range(len(data))]
+        count = pieces if pieces is not None else self.randint(1, min(12, len(data)))
+        cuts = sorted(self.sample(range(1, len(data)), min(count, len(data) - 1)))
+        parts = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        if self.random() < 0.2:  # an empty read now and then
+            parts.insert(self.randrange(len(parts) + 1), b"")
+        return parts
+
+
+def cases_for(base: int) -> int:
+    """How many generated cases a check with ``base`` cases runs in this run."""
+    return base * _scale
+
+
+def _first_difference(expected: list[Step], got: list[Step]) -> int | None:
+    for i in range(max(len(expected), len(got))):
+        if i >= len(expected) or i >= len(got) or not _equal(got[i].seen, expected[i].seen):
+            return i
+    return None
+
+
+def differential(
+    name: str,
+    *,
+    key: str,
+    generate: Callable[[Gen], T],
+    trial: Callable[[Any, T], list[Step]],
+    reference: Any,
+    learner: Any,
+    show: Callable[[T], str],
+    cases: int = 100,
+    shrink: Callable[[T], Iterator[T]] | None = None,
+    hint: Callable[[T, Step | None, Step | None], str | None] | None = None,
+) -> CaseResult:
+    """Compare ``trial(learner, x)`` with ``trial(reference, x)`` on generated inputs ``x``.
+
+    ``key`` names the check in the seed (so each check draws its own inputs, whatever the
+    language); ``show`` turns an input into text for the report; ``shrink`` proposes smaller
+    variants of an input; ``hint`` may say what the difference usually means.
+    """
+    rng = Gen(f"{_seed}/{key}")
+    total = cases_for(cases)
+    started = time.monotonic()
+
+    def differs(x: T) -> tuple[list[Step], list[Step], int] | None:
+        expected = trial(reference, x)
+        outcome = _run(lambda: trial(learner, x))
+        if outcome.error is not None:
+            if isinstance(outcome.error, NotImplementedError | _Stuck):
+                raise outcome.error
+            got = [Step(_("(the check's set-up)", "(la preparación)"),
+                        Seen.of(outcome.error, raised=True))]
+        else:
+            got = outcome.value
+        at = _first_difference(expected, got)
+        return None if at is None else (expected, got, at)
+
+    try:
+        for number in range(1, total + 1):
+            if time.monotonic() - started > PROPERTY_SECONDS * _scale:
+                break
+            x = generate(rng)
+            found = differs(x)
+            if found is None:
+                continue
+            x, found = _shrink(x, found, differs, shrink)
+            return _difference_report(name, number, total, x, found, show, hint)
+    except NotImplementedError:
+        return _not_started(name)
+    except _Stuck as exc:
+        return CaseResult(name, False, [_label(_("got:", "obtenido:")) + _describe_error(exc)],
+                          generated=True)
+    return CaseResult(name, True, generated=True)
+
+
+def _shrink(x: T, found: Any, differs: Callable[[T], Any],
+            shrink: Callable[[T], Iterator[T]] | None) -> tuple[T, Any]:
+    """Greedy shrinking: take the first smaller candidate that still differs, repeat."""
+    if shrink is None:
+        return x, found
+    tries = 0
+    improved = True
+    while improved and tries < SHRINK_ATTEMPTS:
+        improved = False
+        for candidate in shrink(x):
+            tries += 1
+            if tries > SHRINK_ATTEMPTS:
+                break
+            try:
+                again = differs(candidate)
+            except (NotImplementedError, _Stuck):
+                continue
+            if again is not None:
+                x, found, improved = candidate, again, True
+                break
+    return x, found
+
+
+def _difference_report(name: str, number: int, total: int, x: Any, found: Any,
+                       show: Callable[[Any], str], hint: Callable[..., str | None] | None
+                       ) -> CaseResult:
+    expected, got, at = found
+    step_e = expected[at] if at < len(expected) else None
+    step_g = got[at] if at < len(got) else None
+    nothing = _("(nothing more: the trace ends here)", "(nada más: la traza termina aquí)")
+    want, have = cut_pair(_show(step_e.seen) if step_e else nothing,
+                          _show(step_g.seen) if step_g else nothing)
+    details = [
+        _("differs from mcpkit on generated case {n} of {t}; the smallest input found:",
+          "difiere de mcpkit en el caso generado {n} de {t}; la entrada más pequeña hallada:"
+          ).format(n=number, t=total),
+        _label(_("input:", "entrada:")) + _short(show(x), plain=True),
+        _label(_("step:", "paso:")) + _short((step_e or step_g).label, plain=True),  # type: ignore
+        _label(_("expected:", "esperado:")) + want,
+        _label(_("got:", "obtenido:")) + have,
+    ]
+    text = hint(x, step_e, step_g) if hint else None
+    if text:
+        details.append(_label(_("hint:", "pista:")) + text)
+    return CaseResult(name, False, details, generated=True)
+
+
+def drop_each(items: list[Any]) -> Iterator[list[Any]]:
+    """Shrink candidates for a list: without one item (from the end), then halves."""
+    n = len(items)
+    if n > 3:
+        yield items[: n // 2]
+        yield items[n // 2 :]
+    for i in reversed(range(n)):
+        yield items[:i] + items[i + 1 :]

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .core import (
     CaseResult,
     Err,
+    Gen,
+    Seen,
+    Step,
     _,
     _short,
+    attempt,
     case,
+    differential,
+    drop_each,
     predicate,
     run_checks,
+    seen,
 )
 
 
@@ -138,6 +146,7 @@ def check_encoders(encode_ndjson: Callable, encode_content_length: Callable) -> 
                    f"cuenta bytes, no caracteres: el JSON compacto de este mensaje ocupa "
                    f"{body_len()} bytes"),
         ))
+    results.append(encoders_differential(encode_ndjson, encode_content_length))
     run_checks(results)
 
 
@@ -177,6 +186,7 @@ def check_parse_message(parse_message: Callable) -> None:
              given=_short(raw) if len(raw) < 200 else "b'[[[[…]]]]'", hint=hint)
         for raw, expected, name, hint in rows
     ]
+    results.append(parse_differential(parse_message))
     run_checks(results)
 
 
@@ -243,17 +253,21 @@ def check_ndjson_decoder(cls: type) -> None:
                "el límite cuenta los bytes de la línea, sin el salto de línea"))
     add(_("a complete line over the limit becomes MessageTooLarge",
           "una línea completa por encima del límite produce MessageTooLarge"),
-        [long_line + small], [Err("MessageTooLarge"), small_v], max_message_size=32)
+        [long_line + small], [Err("MessageTooLarge", size=len(long_line) - 1, limit=32), small_v],
+        max_message_size=32,
+        hint=_("MessageTooLarge(size, limit): the line's size in bytes, then the limit",
+               "MessageTooLarge(size, limit): el tamaño de la línea en bytes y luego el límite"))
     add(_("an unfinished line over the limit: reported once, the rest of it skipped",
           "una línea inacabada por encima del límite: se informa una vez y se salta el resto"),
         [long_line[:20], long_line[20:35], long_line[35:] + small],
-        [Err("MessageTooLarge"), small_v], max_message_size=32,
+        [Err("MessageTooLarge", limit=32), small_v], max_message_size=32,
         hint=_("once a line is too big, drop what you have and ignore bytes until the "
                "next newline, so memory stays bounded",
                "cuando una línea es demasiado grande, descarta lo acumulado e ignora bytes "
                "hasta el siguiente salto de línea, para que la memoria siga acotada"))
     add(_("feed(b'') returns an empty list", "feed(b'') devuelve una lista vacía"),
         [b""], [])
+    results.append(ndjson_differential(cls))
     run_checks(results)
 
 
@@ -323,4 +337,366 @@ def check_content_length_decoder(cls: type) -> None:
                "then skip exactly that many bytes",
                "compara la longitud declarada con max_message_size antes de leer el cuerpo, "
                "y luego salta exactamente esos bytes"))
+    add(_("Content-Length: 0 is an empty body, which is not JSON: InvalidJson",
+          "Content-Length: 0 es un cuerpo vacío, que no es JSON: InvalidJson"),
+        [_cl(b"") + pong], [Err("InvalidJson"), pong_v],
+        hint=_("a length of 0 is still a message: parse its (empty) body",
+               "una longitud 0 sigue siendo un mensaje: analiza su cuerpo (vacío)"))
+    results.append(content_length_differential(cls))
     run_checks(results)
+
+
+# --------------------------------------------------------------------------- generated cases
+#
+# The reference is mcpkit.framing itself. Generated streams stay inside what the lab asks
+# for: mcpkit's decoders also resynchronise after a bad header and refuse malformed header
+# lines, which the lab leaves open, so those inputs are not drawn.
+
+
+def _sized_json(rng: Gen, size: int) -> bytes:
+    """A JSON text of exactly ``size`` bytes (a string, with a 2-byte character sometimes)."""
+    if size <= 0:
+        return b""
+    if size == 1:
+        return b"7"
+    inner = size - 2
+    if inner >= 2 and rng.random() < 0.4:
+        return b'"' + b"x" * (inner - 2) + "é".encode() + b'"'
+    return b'"' + b"y" * inner + b'"'
+
+
+def _message(rng: Gen) -> Any:
+    return rng.choice([
+        {"jsonrpc": "2.0", "id": rng.json_id(), "method": rng.choice(["ping", "tools/list"])},
+        {"jsonrpc": "2.0", "method": "notifications/message",
+         "params": {"data": rng.text()}},
+        {"jsonrpc": "2.0", "id": rng.randint(0, 99), "result": rng.json_object()},
+        rng.json_value(),
+    ])
+
+
+def _body(rng: Gen, limit: int) -> bytes:
+    """One message body: valid, broken, or sized around the limit."""
+    roll = rng.random()
+    if roll < 0.35:
+        return json.dumps(_message(rng), separators=(",", ":"), ensure_ascii=False).encode()
+    if roll < 0.45:
+        return json.dumps(_message(rng), indent=rng.choice([None, 1])).encode()
+    if roll < 0.7:
+        return _sized_json(rng, limit + rng.choice([-2, -1, 0, 0, 1, 1, 2, limit, 150]))
+    if roll < 0.8:
+        return rng.choice([b"{oops}", b'{"id": 1,}', b"[1, 2", b"nul", b"'x'", b"{\"a\" 1}"])
+    if roll < 0.9:
+        return rng.choice([b'{"t":"\xff"}', b'"caf\xe9"', b'"\xc3"', b'"\xed\xa0\x80"'])
+    return "\"ñ☕\"".encode() if rng.random() < 0.5 else b"[]"
+
+
+# -- NDJSON
+
+
+def _ndjson_frames(rng: Gen, limit: int) -> list[bytes]:
+    out = []
+    for _i in range(rng.randint(1, 6)):
+        if rng.random() < 0.15:
+            line = rng.choice([b"", b" ", b"\t ", b"\r"])  # a blank line
+        else:
+            line = _body(rng, limit).replace(b"\n", b" ")
+        out.append(line + (b"\r\n" if rng.random() < 0.15 else b"\n"))
+    if rng.random() < 0.3:  # an unfinished line at the end, sometimes an oversized one
+        out.append(_sized_json(rng, limit + rng.choice([-1, 0, 1, 5]))[: rng.randint(1, limit + 5)])
+    return out
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One or two decoders side by side, each fed its own stream of frames in chunks, the
+    feeds of the two interleaved. Shrinking drops whole frames and merges chunks, so a shrunk
+    input is still made of the frames the lab specifies."""
+
+    limit: int
+    frames: tuple[tuple[bytes, ...], ...]  # per decoder
+    sizes: tuple[tuple[int, ...], ...]  # per decoder: chunk lengths (the last takes the rest)
+    order: tuple[int, ...]  # which decoder reads next
+    slack: int = 0  # bytes a decoder may keep beyond the limit (an unfinished header)
+
+    def feeds(self) -> list[tuple[int, bytes]]:
+        queues = []
+        for i, (frames, sizes) in enumerate(zip(self.frames, self.sizes, strict=True)):
+            data, chunks, at = b"".join(frames), [], 0
+            for n in sizes:
+                if at >= len(data):
+                    break
+                chunks.append(data[at : at + n])
+                at += n
+            if at < len(data) or not chunks:
+                chunks.append(data[at:])
+            queues.append([(i, c) for c in chunks])
+        out = []
+        for i in self.order:
+            if queues[i]:
+                out.append(queues[i].pop(0))
+        for queue in queues:
+            out.extend(queue)
+        return out
+
+
+def _schedule(rng: Gen, frames: Callable[[Gen, int], list[bytes]], slack: int = 0) -> Schedule:
+    limit = rng.randint(8, 40)
+    count = 2 if rng.random() < 0.4 else 1
+    streams = tuple(tuple(frames(rng, limit)) for _i in range(count))
+    sizes = []
+    for stream in streams:
+        data = b"".join(stream)
+        sizes.append(tuple(len(c) for c in rng.split(data)))
+    order = tuple(rng.randrange(count) for _i in range(sum(len(z) for z in sizes)))
+    return Schedule(limit, streams, tuple(sizes), order, slack)
+
+
+def _bytes_held(decoder: Any) -> int:
+    """The bytes a decoder keeps between calls (in its attributes)."""
+    held = 0
+    for value in vars(decoder).values():
+        if isinstance(value, bytes | bytearray | str):
+            held += len(value)
+        elif isinstance(value, list):
+            held += sum(len(v) for v in value if isinstance(v, bytes | bytearray | str))
+    return held
+
+
+def _decoder_trial(cls: type, x: Schedule) -> list[Step]:
+    steps: list[Step] = []
+    decoders = []
+    for i in range(len(x.frames)):
+        made = attempt(lambda: cls(max_message_size=x.limit))
+        if isinstance(made, Seen):
+            return [Step(f"d{i} = Decoder(max_message_size={x.limit})", made)]
+        decoders.append(made)
+    for i, chunk in x.feeds():
+        got = attempt(lambda d=decoders[i], c=chunk: d.feed(c))
+        steps.append(Step(f"d{i}.feed({chunk!r})", list(got) if isinstance(got, tuple) else got))
+        if isinstance(got, Seen) and got.raised:
+            return steps
+        held = _bytes_held(decoders[i])
+        steps.append(Step(_("bytes d{i} keeps after that feed(): at most {n}",
+                            "bytes que d{i} guarda tras ese feed(): como mucho {n}"
+                            ).format(i=i, n=x.limit + x.slack), held <= x.limit + x.slack))
+    return steps
+
+
+def _show_schedule(x: Schedule) -> str:
+    made = ", ".join(f"d{i} = Decoder(max_message_size={x.limit})" for i in range(len(x.frames)))
+    return made + " ; " + " ; ".join(f"d{i}.feed({c!r})" for i, c in x.feeds())
+
+
+def _shrink_schedule(x: Schedule) -> Iterator[Schedule]:
+    if len(x.frames) == 2:
+        for keep in (0, 1):
+            yield replace(x, frames=(x.frames[keep],), sizes=(x.sizes[keep],),
+                          order=tuple(0 for i in x.order if i == keep))
+    for d, frames in enumerate(x.frames):
+        for smaller in drop_each(list(frames)):
+            yield replace(x, frames=(*x.frames[:d], tuple(smaller), *x.frames[d + 1 :]))
+    for d, sizes in enumerate(x.sizes):
+        for j in range(len(sizes) - 1):  # two reads in one
+            merged = (*sizes[:j], sizes[j] + sizes[j + 1], *sizes[j + 2 :])
+            yield replace(x, sizes=(*x.sizes[:d], merged, *x.sizes[d + 1 :]))
+
+
+def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str | None:
+    if expected is None or got is None:
+        return None
+    want, have = expected.seen, got.seen
+    if isinstance(have, Seen) and have.raised:
+        if have.type == "UnicodeDecodeError":
+            return _("buffer bytes and decode complete messages only: a chunk may end inside "
+                     "a UTF-8 character", "acumula bytes y decodifica solo mensajes completos: "
+                     "un trozo puede acabar dentro de un carácter UTF-8")
+        return _("feed() must never raise: bad input becomes an error item in the list",
+                 "feed() nunca debe lanzar: una entrada errónea se convierte en un elemento de "
+                 "error en la lista")
+    if isinstance(want, bool):
+        return _("once a message is reported as too large, drop its bytes: memory must stay "
+                 "bounded", "cuando informas de que un mensaje es demasiado grande, descarta "
+                 "sus bytes: la memoria debe seguir acotada")
+    if len(x.frames) == 2 and got.label.startswith("d1"):
+        return _("two decoders must not share anything: create the buffer in __init__ "
+                 "(self.buffer = ...), not in the class body",
+                 "dos decodificadores no deben compartir nada: crea el búfer en __init__ "
+                 "(self.buffer = ...), no en el cuerpo de la clase")
+    big_w = [w for w in want if isinstance(w, Seen) and w.type == "MessageTooLarge"] \
+        if isinstance(want, list) else []
+    big_h = [h for h in have if isinstance(h, Seen) and h.type == "MessageTooLarge"] \
+        if isinstance(have, list) else []
+    if big_w and big_h and len(big_w) == len(big_h):
+        w, h = dict(big_w[0].attrs), dict(big_h[0].attrs)
+        if w.get("size") == h.get("limit") and w.get("limit") == h.get("size"):
+            return _("MessageTooLarge(size, limit): the size first, then the limit",
+                     "MessageTooLarge(size, limit): primero el tamaño, después el límite")
+        return _("size is the message's byte count (without the newline), limit is "
+                 "max_message_size", "size es el número de bytes del mensaje (sin el salto de "
+                 "línea) y limit es max_message_size")
+    if len(big_h) > len(big_w):
+        return _("a message of exactly max_message_size bytes is accepted: too large means "
+                 "> limit, not >=", "un mensaje de exactamente max_message_size bytes se "
+                 "acepta: demasiado grande significa > límite, no >=")
+    if len(big_w) > len(big_h):
+        return _("a message over max_message_size bytes is MessageTooLarge, reported once",
+                 "un mensaje de más de max_message_size bytes es MessageTooLarge, informado "
+                 "una vez")
+    return None
+
+
+def _decoder_differential(name: str, key: str, cls: type, reference: type,
+                          frames: Callable[[Gen, int], list[bytes]], slack: int = 0
+                          ) -> CaseResult:
+    return differential(
+        name, key=key, generate=lambda rng: _schedule(rng, frames, slack),
+        trial=_decoder_trial, reference=reference, learner=cls, show=_show_schedule,
+        cases=150, shrink=_shrink_schedule, hint=_framing_hint)
+
+
+def ndjson_differential(cls: type) -> CaseResult:
+    from ..framing import NdjsonDecoder
+
+    return _decoder_differential(
+        _("behaves like mcpkit's NdjsonDecoder on generated streams (random chunks, sizes "
+          "around the limit, two decoders side by side)",
+          "se comporta como NdjsonDecoder de mcpkit en flujos generados (trozos al azar, "
+          "tamaños en torno al límite, dos decodificadores a la vez)"),
+        "lab01/ndjson", cls, NdjsonDecoder, _ndjson_frames)
+
+
+# -- Content-Length
+
+#: The longest header section drawn below: a decoder may keep that much of an unfinished one.
+_HEADER_SLACK = 96
+
+
+def _header(rng: Gen, length: int) -> bytes:
+    name = rng.choice([b"Content-Length", b"content-length", b"CONTENT-LENGTH"])
+    value = rng.choice([b"%d", b" %d ", b"%d", b"000%d"]) % length
+    line = name + b":" + (b" " if rng.random() < 0.8 else b"") + value.lstrip(b" ")
+    extra = [b"Content-Type: application/vscode-jsonrpc; charset=utf-8", b"X-Trace: 42"]
+    lines = [line]
+    if rng.random() < 0.3:
+        lines.insert(rng.randint(0, 1), rng.choice(extra))
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+def _content_length_frames(rng: Gen, limit: int) -> list[bytes]:
+    out = []
+    for _i in range(rng.randint(1, 5)):
+        roll = rng.random()
+        bad = b""
+        if roll < 0.15:  # a bad header section, then straight on to a message (one frame)
+            bad = rng.choice([b"Content-Length: twelve", b"Content-Length: -1",
+                              b"Content-Length: +5", b"Content-Length: 1e3",
+                              b"Content-Length: 0x1f", b"Content-Length: ",
+                              b"Content-Type: application/json"]) + b"\r\n\r\n"
+            roll = rng.random()
+        if roll < 0.08:
+            body = b""
+        elif roll < 0.16:
+            body = b'{\r\n\r\n "id": %d\r\n}' % rng.randint(0, 9)  # a blank line inside
+        else:
+            body = _body(rng, limit)
+        out.append(bad + _header(rng, len(body)) + body)
+    if rng.random() < 0.3:  # an unfinished message at the end
+        body = _body(rng, limit)
+        out.append((_header(rng, len(body)) + body)[: rng.randint(1, len(body) + 10)])
+    return out
+
+
+def content_length_differential(cls: type) -> CaseResult:
+    from ..framing import ContentLengthDecoder
+
+    return _decoder_differential(
+        _("behaves like mcpkit's ContentLengthDecoder on generated streams (random chunks, "
+          "header variants, sizes around the limit, two decoders side by side)",
+          "se comporta como ContentLengthDecoder de mcpkit en flujos generados (trozos al "
+          "azar, variantes de cabecera, tamaños en torno al límite, dos decodificadores a la "
+          "vez)"),
+        "lab01/content-length", cls, ContentLengthDecoder, _content_length_frames,
+        slack=_HEADER_SLACK)
+
+
+# -- parse_message and the encoders
+
+
+def _parse_input(rng: Gen) -> bytes:
+    roll = rng.random()
+    body = _body(rng, rng.randint(4, 30))
+    if roll < 0.15:
+        return body[: rng.randint(0, len(body))]  # cut short
+    if roll < 0.22:
+        depth = rng.choice([10, 500, 5000, 100_000])
+        return b"[" * depth + b"]" * depth
+    if roll < 0.3:
+        return rng.choice([b"", b"  ", b"\r\n", b"\xef\xbb\xbf{}", b" 1 ", b"\t\"x\"\n"])
+    return body
+
+
+def parse_differential(parse_message: Callable) -> CaseResult:
+    from ..framing import _parse
+
+    def trial(parse: Callable, body: bytes) -> list[Step]:
+        label = f"parse_message({body!r})" if len(body) < 100 else \
+            f"parse_message({body[:40]!r}…)"
+        return [Step(label, attempt(lambda: parse(body)))]
+
+    def hint(x: bytes, expected: Step | None, got: Step | None) -> str | None:
+        if got is not None and isinstance(got.seen, Seen) and got.seen.raised:
+            return _("return the error instance (InvalidJson or InvalidUtf8), never raise",
+                     "devuelve la instancia de error (InvalidJson o InvalidUtf8), nunca lances")
+        return None
+
+    def show(body: bytes) -> str:
+        return repr(body) if len(body) < 200 else f"{body[:20]!r}… ({len(body)} bytes)"
+
+    return differential(
+        _("behaves like mcpkit's parser on generated bodies (valid, cut short, not UTF-8, "
+          "deeply nested)", "se comporta como el analizador de mcpkit en cuerpos generados "
+          "(válidos, truncados, no UTF-8, muy anidados)"),
+        key="lab01/parse", generate=_parse_input, trial=trial, reference=_parse,
+        learner=parse_message, show=show, cases=150, hint=hint)
+
+
+def encoders_differential(encode_ndjson: Callable, encode_content_length: Callable
+                          ) -> CaseResult:
+    """The learner's bytes, read back by mcpkit's decoders, give back the messages."""
+    from .. import framing
+
+    def generate(rng: Gen) -> list[Any]:
+        return [_message(rng) for _i in range(rng.randint(1, 3))]
+
+    def trial(encoders: tuple[Callable, Callable], messages: list[Any]) -> list[Step]:
+        steps = []
+        for encode, decoder in zip(encoders, (framing.NdjsonDecoder,
+                                              framing.ContentLengthDecoder), strict=True):
+            name = "encode_ndjson" if decoder is framing.NdjsonDecoder else \
+                "encode_content_length"
+            wire = bytearray()
+            for m in messages:
+                out = attempt(lambda e=encode, m=m: e(m))
+                if not isinstance(out, bytes | bytearray):
+                    steps.append(Step(f"{name}({m!r})", out))
+                    return steps
+                wire += out
+            steps.append(Step(_("mcpkit's {d} reading {n}(m) for each message",
+                                "{d} de mcpkit leyendo {n}(m) de cada mensaje").format(
+                                    d=decoder.__name__, n=name),
+                              seen(decoder().feed(bytes(wire)))))
+        return steps
+
+    return differential(
+        _("mcpkit's decoders read your bytes back as the same messages (generated messages, "
+          "several in a row)", "los decodificadores de mcpkit leen tus bytes como los mismos "
+          "mensajes (mensajes generados, varios seguidos)"),
+        key="lab01/encoders", generate=generate, trial=trial,
+        reference=(framing.encode_ndjson, framing.encode_content_length),
+        learner=(encode_ndjson, encode_content_length), show=repr, cases=100,
+        shrink=drop_each,
+        hint=lambda x, e, g: _("count the body's bytes (UTF-8), not its characters; one "
+                               "b'\\n' after each NDJSON message",
+                               "cuenta los bytes del cuerpo (UTF-8), no sus caracteres; un "
+                               "b'\\n' tras cada mensaje NDJSON"))
