@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .core import (
-    Err,
+    ANY_TEXT,
+    CaseResult,
+    Gen,
+    Seen,
+    Step,
     _,
+    attempt,
     case,
+    differential,
     error_shape,
     run_checks,
 )
 
 
 def _kind_or_error(fn: Callable, message: Any) -> Callable[[], Any]:
-    def run() -> Any:
-        try:
-            return fn(message)
-        except Exception as exc:
-            if type(exc).__name__ == "InvalidRequest" or getattr(exc, "code", None) == -32600:
-                return Err("InvalidRequest")
-            raise
+    """What classify did: the kind it returned, or the error it raised (a Seen)."""
+    return lambda: attempt(lambda: fn(message))
 
-    return run
+
+#: classify's answer to an invalid message: InvalidRequest raised (not returned), code -32600.
+_REJECTED = Seen("InvalidRequest", (("code", -32600), ("data", None)), raised=True)
 
 
 def check_classify(classify: Callable) -> None:
@@ -77,6 +80,8 @@ def check_classify(classify: Callable) -> None:
         ({"jsonrpc": "2.0", "id": 1}, _("neither method, result nor error",
                                         "ni method, ni result, ni error")),
         ({"jsonrpc": "2.0", "result": {}}, _("a response without id", "una respuesta sin id")),
+        ({"jsonrpc": "2.0", "id": 1, "result": [1, 2]},
+         _("a result that is not an object", "un result que no es un objeto")),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": "oops", "message": "x"}},
          _("an error whose code is not an integer", "un error cuyo code no es un entero")),
     ]
@@ -89,10 +94,11 @@ def check_classify(classify: Callable) -> None:
     ]
     results += [
         case(_("invalid: ", "inválido: ") + name, _kind_or_error(classify, msg),
-             Err("InvalidRequest"), given=json.dumps(msg),
+             _REJECTED, given=json.dumps(msg),
              hint=_("raise InvalidRequest(reason)", "lanza InvalidRequest(motivo)"))
         for msg, name in bad
     ]
+    results.append(classify_differential(classify))
     run_checks(results)
 
 
@@ -100,7 +106,7 @@ def check_error_for(error_for: Callable) -> None:
     """Lab 02, part 2: from one raw line to the error response it deserves (or None)."""
 
     def expect(id_: Any, code: int) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": ANY_TEXT}}
 
     rows = [
         (b'{"jsonrpc":"2.0","id":1,"method":"ping"}', None,
@@ -135,6 +141,7 @@ def check_error_for(error_for: Callable) -> None:
                     "los problemas de análisis son -32700 con id null; los de forma, -32600"))
         for raw, expected, name in rows
     ]
+    results.append(error_for_differential(error_for))
     run_checks(results)
 
 
@@ -168,7 +175,7 @@ def check_call_tool(call_tool: Callable) -> None:
                 "result": {"content": [{"type": "text", "text": text}], "isError": is_error}}
 
     def protocol_error(id_: Any, code: int) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": ANY_TEXT}}
 
     def shape(response: Any) -> Any:
         if isinstance(response, dict) and isinstance(response.get("result"), dict):
@@ -214,10 +221,230 @@ def check_call_tool(call_tool: Callable) -> None:
         (req({"name": "shout", "arguments": ["hola"]}), protocol_error(1, -32602),
          _("arguments that are not an object: a protocol error, -32602",
            "arguments que no son un objeto: un error de protocolo, -32602"), None),
+        (req({"name": "shout", "arguments": None}), protocol_error(1, -32602),
+         _('"arguments": null is not an object either: -32602',
+           '"arguments": null tampoco es un objeto: -32602'),
+         _("only a missing arguments counts as {}; null is a value, and not an object",
+           "solo la ausencia de arguments equivale a {}; null es un valor, y no un objeto")),
     ]
     results = [
         case(name, lambda r=request: call_tool(r, tools), expected, given=json.dumps(request),
              normalize=shape, hint=hint)
         for request, expected, name, hint in rows
     ]
+    results.append(call_tool_differential(call_tool))
     run_checks(results)
+
+
+# --------------------------------------------------------------------------- generated cases
+#
+# References: mcpkit.jsonrpc.classify, and for error_for and call_tool the composition the lab
+# describes, built from mcpkit.jsonrpc. mcpkit accepts "params": null, which the lab rules out
+# ("params, if present, is an object"), so generated messages never carry it.
+
+_ABSENT = object()
+
+
+def _envelope(rng: Gen) -> Any:
+    """A JSON value shaped more or less like a JSON-RPC message, every field any JSON type."""
+    if rng.random() < 0.08:
+        return rng.choice([[], [{"jsonrpc": "2.0", "id": 1, "method": "ping"}], "ping", 7,
+                           None, True])
+    m: dict[str, Any] = {}
+    fields = {
+        "jsonrpc": ["2.0"] * 6 + ["1.0", 2.0, None, _ABSENT],
+        "id": [rng.json_id(), rng.json_id(), _ABSENT, _ABSENT],
+        "method": ["ping", "tools/call", "notifications/x", "", 5, None, _ABSENT, _ABSENT],
+        "params": [{}, {"a": 1}, rng.json_object(), [1], "x", 3, _ABSENT, _ABSENT, _ABSENT],
+        "result": [{}, {"ok": True}, rng.json_object(), [], "x", 0, None, False,
+                   _ABSENT, _ABSENT, _ABSENT, _ABSENT],
+        "error": [{"code": -32601, "message": "Method not found"},
+                  {"code": rng.choice([-32700, 1, 0, True, "1", 2.5, None]),
+                   "message": rng.choice(["x", "", 5, None])},
+                  {"code": -1}, {"message": "m"}, "oops", [], None,
+                  _ABSENT, _ABSENT, _ABSENT, _ABSENT, _ABSENT],
+    }
+    for name, choices in fields.items():
+        value = rng.choice(choices)
+        if value is not _ABSENT:
+            m[name] = value
+    return m
+
+
+def _shrink_message(m: Any) -> Iterator[Any]:
+    if isinstance(m, dict):
+        for k in m:
+            if k != "jsonrpc":
+                yield {j: v for j, v in m.items() if j != k}
+        for k, v in m.items():
+            if isinstance(v, dict) and v:
+                yield {**m, k: {}}
+
+
+def _seen_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
+    if expected is None or got is None:
+        return None
+    want, have = expected.seen, got.seen
+    if isinstance(want, Seen) and want.raised and isinstance(have, Seen) and not have.raised:
+        return _("raise the error (raise InvalidRequest(...)), do not return it",
+                 "lanza el error (raise InvalidRequest(...)), no lo devuelvas")
+    if isinstance(want, Seen) and want.raised and not isinstance(have, Seen):
+        return _("this message breaks a rule of the envelope: look at each field's type",
+                 "este mensaje incumple una regla del sobre: mira el tipo de cada campo")
+    if isinstance(have, Seen) and have.raised and have.type != "InvalidRequest":
+        return _("only InvalidRequest may come out: check types before you use a value",
+                 "solo puede salir InvalidRequest: comprueba los tipos antes de usar un valor")
+    return None
+
+
+def classify_differential(classify: Callable) -> CaseResult:
+    from ..jsonrpc import classify as reference
+
+    def trial(fn: Callable, message: Any) -> list[Step]:
+        return [Step(f"classify({json.dumps(message)})", attempt(lambda: fn(message)))]
+
+    return differential(
+        _("behaves like mcpkit.jsonrpc.classify on generated messages (every field of every "
+          "JSON type, ids included)", "se comporta como mcpkit.jsonrpc.classify en mensajes "
+          "generados (cada campo de cada tipo JSON, ids incluidos)"),
+        key="lab02/classify", generate=_envelope, trial=trial, reference=reference,
+        learner=classify, show=json.dumps, cases=300, shrink=_shrink_message, hint=_seen_hint)
+
+
+def reference_error_for(raw: bytes) -> dict[str, Any] | None:
+    """What error_for must answer, from mcpkit's own parser and classify."""
+    from ..framing import FramingError, _parse
+    from ..jsonrpc import PARSE_ERROR, InvalidRequest, classify, error_response, request_id_of
+
+    message = _parse(raw)
+    if isinstance(message, FramingError):
+        return error_response(None, PARSE_ERROR, "Parse error")
+    try:
+        classify(message)
+    except InvalidRequest as exc:
+        return error_response(request_id_of(message), exc.code, exc.message)
+    return None
+
+
+def _response_seen(response: Any) -> Any:
+    """A response as compared: the error's text is free, everything else counts."""
+    if isinstance(response, dict) and isinstance(response.get("error"), dict):
+        error = dict(response["error"])
+        error["message"] = isinstance(error.get("message"), str)
+        return {**response, "error": error}
+    return response
+
+
+def error_for_differential(error_for: Callable) -> CaseResult:
+    def generate(rng: Gen) -> bytes:
+        raw = json.dumps(_envelope(rng), ensure_ascii=rng.random() < 0.5).encode()
+        roll = rng.random()
+        if roll < 0.1:
+            return raw[: rng.randrange(len(raw))]
+        if roll < 0.15:
+            return rng.choice([b"", b"\xff\xfe", b'{"id":"\xe9"}', b"[" * 3000 + b"]" * 3000,
+                               b"NaN", b"  {}  "])
+        return raw
+
+    def trial(fn: Callable, raw: bytes) -> list[Step]:
+        return [Step(f"error_for({raw!r})", _response_seen(attempt(lambda: fn(raw))))]
+
+    def hint(x: bytes, expected: Step | None, got: Step | None) -> str | None:
+        want = expected.seen if expected else None
+        have = got.seen if got else None
+        if isinstance(want, dict) and isinstance(have, dict) and want.get("id") != have.get("id"):
+            return _("answer with the message's own id when it is a string or an integer "
+                     "(not a bool), else null", "responde con el id del propio mensaje si es "
+                     "una cadena o un entero (no un booleano); si no, null")
+        return _seen_hint(x, expected, got)
+
+    return differential(
+        _("behaves like mcpkit (its parser, then classify) on generated lines",
+          "se comporta como mcpkit (su analizador y luego classify) en líneas generadas"),
+        key="lab02/error_for", generate=generate, trial=trial, reference=reference_error_for,
+        learner=error_for, show=repr, cases=300, hint=hint)
+
+
+def reference_call_tool(request: dict[str, Any], tools: dict[str, Callable]) -> dict[str, Any]:
+    """Lab 02's call_tool as the lab states it, on mcpkit.jsonrpc's builders."""
+    from ..jsonrpc import INVALID_PARAMS, error_response, result_response
+
+    request_id = request["id"]
+    params = request.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return error_response(request_id, INVALID_PARAMS, "tools/call needs a name")
+    if params["name"] not in tools:
+        return error_response(request_id, INVALID_PARAMS, "unknown tool")
+    arguments = params.get("arguments", {})
+    if not isinstance(arguments, dict):
+        return error_response(request_id, INVALID_PARAMS, "arguments must be an object")
+    try:
+        text, is_error = tools[params["name"]](**arguments), False
+    except Exception as exc:
+        text, is_error = f"{type(exc).__name__}: {exc}", True
+    return result_response(request_id, {"content": [{"type": "text", "text": text}],
+                                        "isError": is_error})
+
+
+def _sample_tools() -> dict[str, Callable]:
+    def shout(text: str) -> str:
+        return text.upper() + "!"
+
+    def divide(a: float, b: float) -> str:
+        return str(a / b)
+
+    def lookup(key: str = "x") -> str:
+        return {"x": "found x"}[key]
+
+    def fail() -> str:
+        raise RuntimeError("the tool itself failed")
+
+    return {"shout": shout, "divide": divide, "lookup": lookup, "fail": fail}
+
+
+def call_tool_differential(call_tool: Callable) -> CaseResult:
+    def generate(rng: Gen) -> dict[str, Any]:
+        request: dict[str, Any] = {"jsonrpc": "2.0", "method": "tools/call",
+                                   "id": rng.choice([1, 0, "r-1", rng.randint(2, 99)])}
+        roll = rng.random()
+        if roll < 0.08:
+            return request  # no params
+        if roll < 0.14:
+            request["params"] = rng.choice([[], "shout", 3, True])
+            return request
+        params: dict[str, Any] = {}
+        name = rng.choice(["shout", "divide", "lookup", "fail", "shout", "nope", 5, None,
+                           _ABSENT])
+        if name is not _ABSENT:
+            params["name"] = name
+        arguments = rng.choice([
+            {"text": rng.text()}, {"a": rng.randint(-3, 3), "b": rng.randint(-1, 2)},
+            {"key": rng.choice(["x", "y"])}, {}, {"text": "a", "extra": 1}, {"b": 1},
+            None, [], ["hola"], "text", 0, _ABSENT, _ABSENT])
+        if arguments is not _ABSENT:
+            params["arguments"] = arguments
+        request["params"] = params
+        return request
+
+    def trial(fn: Callable, request: dict[str, Any]) -> list[Step]:
+        got = attempt(lambda: fn(json.loads(json.dumps(request)), _sample_tools()))
+        if isinstance(got, dict) and isinstance(got.get("result"), dict):
+            got = {**got, "result": {"isError": False, **got["result"]}}
+        return [Step(f"call_tool({json.dumps(request)}, tools)", _response_seen(got))]
+
+    def hint(x: dict[str, Any], expected: Step | None, got: Step | None) -> str | None:
+        params = x.get("params")
+        if isinstance(params, dict) and params.get("arguments", {}) is None:
+            return _('"arguments": null is not an object: -32602, not {}',
+                     '"arguments": null no es un objeto: -32602, no {}')
+        return _("a tool that cannot be called is -32602; a tool that ran and failed is a "
+                 "result with isError true", "una herramienta que no se puede llamar es "
+                 "-32602; una que se ejecutó y falló es un resultado con isError true")
+
+    return differential(
+        _("behaves like the reference call_tool on generated requests (names, arguments of "
+          "every JSON type, failing tools)", "se comporta como el call_tool de referencia en "
+          "solicitudes generadas (nombres, arguments de cada tipo JSON, herramientas que "
+          "fallan)"),
+        key="lab02/call_tool", generate=generate, trial=trial, reference=reference_call_tool,
+        learner=call_tool, show=json.dumps, cases=200, shrink=_shrink_message, hint=hint)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .core import (
+    ANY_TEXT,
+    CaseResult,
+    Gen,
+    Seen,
+    Step,
     _,
+    attempt,
     case,
+    differential,
+    drop_each,
     error_shape,
     run_checks,
 )
@@ -69,7 +78,7 @@ def check_dispatcher(cls: type) -> None:
         return {"jsonrpc": "2.0", "id": id_, "result": value}
 
     def error(id_: Any, code: int) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": ANY_TEXT}}
 
     def req(id_: Any, method: str, params: Any = None) -> dict[str, Any]:
         m: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
@@ -159,6 +168,7 @@ def check_dispatcher(cls: type) -> None:
                                                      "result": {"ok": True}}]},
              given='{"jsonrpc": "2.0", "id": 41, "result": {"ok": true}}'),
     ]
+    results.append(dispatcher_differential(cls))
     run_checks(results)
 
 
@@ -194,7 +204,7 @@ def check_serve(serve: Callable) -> None:
     echoed = {"jsonrpc": "2.0", "id": 2, "result": {"echo": "¡hola!"}}
 
     def error(id_: Any, code: int) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": "…"}}
+        return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": ANY_TEXT}}
 
     rows = [
         ([ping], [pong], _("one request, one response line", "una solicitud, una línea de "
@@ -224,4 +234,260 @@ def check_serve(serve: Callable) -> None:
                     "un encode_ndjson(respuesta) por respuesta, nada para None"))
         for chunks, expected, name in rows
     ]
+    results.append(serve_differential(serve))
     run_checks(results)
+
+
+# --------------------------------------------------------------------------- generated cases
+#
+# The reference is mcpkit.dispatch.Dispatcher. Each generated case builds one or two
+# dispatchers with random tables (the same method name may be a request in one table and a
+# notification in the other, or registered twice), then sends them random messages. Handlers
+# echo what they were given, raise JsonRpcErrors with data of any JSON type, or crash, and
+# notification handlers write down every call, so passing params, context and errors along
+# is all observed.
+
+_METHODS = ("ping", "add", "tools/list", "notifications/progress", "notes/get")
+_SECRET = "secret /home/ana/notes.db"
+
+
+def _handler(kind: str, tag: int, behaviour: tuple, log: list) -> Callable[[Any, Any], Any]:
+    def handle(params: Any, context: Any) -> Any:
+        from ..jsonrpc import InvalidParams, JsonRpcError
+
+        log.append({"handler": f"{kind} {tag}", "params": params, "context": context})
+        what = behaviour[0]
+        if what == "error":
+            raise JsonRpcError(behaviour[1], behaviour[2], behaviour[3])
+        if what == "invalid":
+            raise InvalidParams(behaviour[1])
+        if what == "crash":
+            raise behaviour[1](_SECRET)
+        return {"handled by": f"{kind} {tag}", "params": params}
+
+    return handle
+
+
+@dataclass(frozen=True)
+class DispatchCase:
+    tables: tuple[tuple[tuple[str, str, tuple], ...], ...]  # per dispatcher: (kind, method, how)
+    messages: tuple[tuple[int, Any, Any], ...]  # (which dispatcher, message, context)
+
+
+def _behaviour(rng: Gen) -> tuple:
+    roll = rng.random()
+    if roll < 0.5:
+        return ("echo",)
+    if roll < 0.7:
+        return ("error", rng.choice([-32002, -32001, 1, -32602]), rng.text(),
+                rng.choice([None, None, {"uri": "notes://9"}, [1, 2], "why", 0, False]))
+    if roll < 0.8:
+        return ("invalid", "name is required")
+    return ("crash", rng.choice([RuntimeError, KeyError, ValueError, ZeroDivisionError]))
+
+
+def _dispatch_message(rng: Gen) -> Any:
+    roll = rng.random()
+    method = rng.choice([*_METHODS, "unknown/method"])
+    params = rng.choice([{}, {"a": 1, "b": 2}, rng.json_object(), None])
+    if roll < 0.45:
+        m: dict[str, Any] = {"jsonrpc": "2.0", "id": rng.choice([1, 0, "a", rng.randint(2, 99),
+                                                                 -5]), "method": method}
+    elif roll < 0.75:
+        m = {"jsonrpc": "2.0", "method": method}
+    elif roll < 0.85:
+        m = {"jsonrpc": "2.0", "id": rng.randint(0, 9),
+             **rng.choice([{"result": {"ok": True}},
+                           {"error": {"code": -32601, "message": "nope"}}])}
+    else:
+        return rng.choice([{"jsonrpc": "1.0", "id": 8, "method": "add"}, ["not", "a", "message"],
+                           {"jsonrpc": "2.0", "id": True, "method": "ping"},
+                           {"jsonrpc": "2.0", "id": 4}, {"jsonrpc": "2.0", "method": 5},
+                           {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": [1]}, "ping"])
+    if params is not None:
+        m["params"] = params
+    return m
+
+
+def _dispatch_case(rng: Gen) -> DispatchCase:
+    count = 2 if rng.random() < 0.4 else 1
+    tables = tuple(
+        tuple((rng.choice(["request", "request", "notification"]), rng.choice(_METHODS),
+               _behaviour(rng)) for _i in range(rng.randint(1, 6)))
+        for _d in range(count))
+    messages = tuple((rng.randrange(count), _dispatch_message(rng),
+                      rng.choice([None, "ctx", {"user": "ana"}]))
+                     for _i in range(rng.randint(1, 8)))
+    return DispatchCase(tables, messages)
+
+
+def _dispatch_seen(response: Any) -> Any:
+    """A response as compared. Text is free where the dispatcher writes it (-32600, -32601,
+    -32603); a handler's own JsonRpcError must arrive whole: code, message and data."""
+    if not isinstance(response, dict) or not isinstance(response.get("error"), dict):
+        return response
+    error = response["error"]
+    shaped: dict[str, Any] = {k: v for k, v in response.items() if k != "error"}
+    if error.get("code") in (-32600, -32601, -32603):
+        shaped["error"] = {"code": error.get("code"),
+                           "message is text": isinstance(error.get("message"), str)}
+        shaped["leaks the exception"] = _SECRET in json.dumps(response, default=repr)
+    else:
+        shaped["error"] = error
+    return shaped
+
+
+def _dispatch_trial(cls: type, x: DispatchCase) -> list[Step]:
+    logs: list[list] = []
+    responses: list[list] = []
+    dispatchers = []
+    for i, table in enumerate(x.tables):
+        log: list = []
+        got: list = []
+        made = attempt(lambda got=got: cls(on_response=got.append))
+        if isinstance(made, Seen):
+            return [Step("Dispatcher(on_response=...)", made)]
+        for tag, (kind, method, how) in enumerate(table):
+            add = getattr(made, "add_request" if kind == "request" else "add_notification")
+            handler = _handler(kind, tag, how, log)
+            added = attempt(lambda add=add, m=method, h=handler: add(m, h))
+            if isinstance(added, Seen) and added.raised:
+                return [Step(f"d{i}.add_{kind}({method!r}, ...)", added)]
+        dispatchers.append(made)
+        logs.append(log)
+        responses.append(got)
+    steps = []
+    for i, message, context in x.messages:
+        before = len(logs[i]), len(responses[i])
+        out = attempt(lambda d=dispatchers[i], m=message, c=context: d.dispatch(
+            json.loads(json.dumps(m)), c))
+        steps.append(Step(f"d{i}.dispatch({json.dumps(message)}, context={context!r})", {
+            "returned": _dispatch_seen(out),
+            "handlers called": logs[i][before[0]:],
+            "on_response got": responses[i][before[1]:]}))
+    return steps
+
+
+def _show_dispatch(x: DispatchCase) -> str:
+    parts = []
+    for i, table in enumerate(x.tables):
+        for tag, (kind, method, how) in enumerate(table):
+            what = how[0] if how[0] != "crash" else f"raise {how[1].__name__}"
+            if how[0] == "error":
+                what = f"raise JsonRpcError({how[1]}, {how[2]!r}, {how[3]!r})"
+            parts.append(f"d{i}.add_{kind}({method!r}, <{kind} {tag}: {what}>)")
+    parts += [f"d{i}.dispatch({json.dumps(m)}, {c!r})" for i, m, c in x.messages]
+    return " ; ".join(parts)
+
+
+def _shrink_dispatch(x: DispatchCase) -> Iterator[DispatchCase]:
+    for smaller in drop_each(list(x.messages)):
+        yield replace(x, messages=tuple(smaller))
+    for d, table in enumerate(x.tables):
+        for smaller in drop_each(list(table)):
+            yield replace(x, tables=(*x.tables[:d], tuple(smaller), *x.tables[d + 1 :]))
+
+
+def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> str | None:
+    if expected is None or got is None or not isinstance(got.seen, dict):
+        return None
+    want, have = expected.seen, got.seen
+    if len(x.tables) == 2 and got.label.startswith("d1"):
+        return _("two dispatchers must not share their tables: create the dicts in __init__",
+                 "dos despachadores no deben compartir sus tablas: crea los dicts en __init__")
+    if want.get("handlers called") != have.get("handlers called"):
+        return _("requests and notifications have separate tables: a notification never "
+                 "runs a request handler, nor the other way round",
+                 "las solicitudes y las notificaciones tienen tablas separadas: una "
+                 "notificación nunca ejecuta un manejador de solicitud, ni al revés")
+    w, h = want.get("returned"), have.get("returned")
+    if isinstance(w, dict) and isinstance(h, dict) and w.get("error") != h.get("error"):
+        return _("a JsonRpcError from a handler goes out whole: error_response_from(id, exc) "
+                 "keeps its code, message and data",
+                 "un JsonRpcError de un manejador sale entero: error_response_from(id, exc) "
+                 "conserva su code, message y data")
+    return None
+
+
+def dispatcher_differential(cls: type) -> CaseResult:
+    from ..dispatch import Dispatcher
+
+    return differential(
+        _("behaves like mcpkit's Dispatcher on generated tables and messages (two "
+          "dispatchers side by side)", "se comporta como el Dispatcher de mcpkit en tablas y "
+          "mensajes generados (dos despachadores a la vez)"),
+        key="lab03/dispatcher", generate=_dispatch_case, trial=_dispatch_trial,
+        reference=Dispatcher, learner=cls, show=_show_dispatch, cases=150,
+        shrink=_shrink_dispatch, hint=_dispatch_hint)
+
+
+def reference_serve(dispatcher: Any, chunks: list[bytes]) -> bytes:
+    """serve() as the lab states it, on mcpkit's decoder, dispatcher and encoder."""
+    from .. import framing, jsonrpc
+
+    decoder = framing.NdjsonDecoder()
+    out = bytearray()
+    for chunk in chunks:
+        for item in decoder.feed(chunk):
+            if isinstance(item, framing.FramingError):
+                response = jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, "Parse error")
+            else:
+                response = dispatcher.dispatch(item)
+            if response is not None:
+                out += framing.encode_ndjson(response)
+    return bytes(out)
+
+
+def serve_differential(serve: Callable) -> CaseResult:
+    from ..dispatch import Dispatcher
+
+    def make() -> Any:
+        d = Dispatcher()
+        d.add_request("ping", lambda params, context: {})
+        d.add_request("echo", lambda params, context: {"echo": params.get("text")})
+        d.add_notification("notifications/initialized", lambda params, context: None)
+        return d
+
+    def generate(rng: Gen) -> list[bytes]:
+        lines = []
+        for _i in range(rng.randint(1, 6)):
+            roll = rng.random()
+            if roll < 0.6:
+                message: Any = {"jsonrpc": "2.0", "id": rng.choice([1, 0, "x", rng.randint(2, 9)]),
+                                "method": rng.choice(["ping", "echo", "nope"]),
+                                "params": {"text": rng.text()}}
+                if rng.random() < 0.2:
+                    message = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                lines.append(json.dumps(message, ensure_ascii=False).encode())
+            elif roll < 0.8:
+                lines.append(rng.choice([b"{not json}", b'{"t":"\xff"}', b"", b"[1]",
+                                         b'{"jsonrpc":"2.0","id":4}']))
+            else:
+                lines.append(b'{"jsonrpc":"2.0","id":9,"result":{}}')
+        return rng.split(b"\n".join(lines) + b"\n")
+
+    def trial(fn: Callable, chunks: list[bytes]) -> list[Step]:
+        out = attempt(lambda: fn(make(), list(chunks)))
+        if not isinstance(out, bytes | bytearray):
+            return [Step("serve(dispatcher, chunks)", out)]
+        lines: list[Any] = []
+        for line in bytes(out).split(b"\n")[:-1]:
+            try:
+                lines.append(_dispatch_seen(json.loads(line)))
+            except ValueError:
+                lines.append(line)
+        return [Step("serve(dispatcher, chunks)", {
+            "responses": lines, "ends with a newline": bytes(out).endswith(b"\n") or not out})]
+
+    return differential(
+        _("behaves like mcpkit's decoder + dispatcher + encoder on generated byte streams",
+          "se comporta como el decodificador + despachador + codificador de mcpkit en flujos "
+          "de bytes generados"),
+        key="lab03/serve", generate=generate, trial=trial, reference=reference_serve,
+        learner=serve, show=lambda chunks: " + ".join(repr(c) for c in chunks), cases=100,
+        shrink=drop_each,
+        hint=lambda x, e, g: _("one encode_ndjson(response) per response, nothing for None; "
+                               "a FramingError item is a parse error (-32700, id null)",
+                               "un encode_ndjson(respuesta) por respuesta, nada para None; "
+                               "un elemento FramingError es un error de análisis (-32700, id "
+                               "null)"))

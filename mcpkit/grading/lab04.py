@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .core import (
+    CaseResult,
+    Gen,
+    Step,
     _,
     case,
+    differential,
+    drop_each,
     run_checks,
 )
 
@@ -369,6 +376,7 @@ def check_note_tools(add_tools: Callable) -> None:
              call("notes_purge", {}), {"protocol error": -32602},
              given='notes_purge {}'),
     ]
+    results.append(tools_differential(add_tools))
     run_checks(results)
 
 
@@ -511,6 +519,7 @@ def check_note_resources(add_resources: Callable) -> None:
              {"protocol error": -32602},
              given='prompts/get {"name": "review_note", "arguments": {}}'),
     ]
+    results.append(resources_differential(add_resources))
     run_checks(results)
 
 
@@ -649,4 +658,300 @@ def check_notes_server(make_notes_server: Callable) -> None:
              given=_("client a subscribes to notes://4; client b creates a note",
                      "el cliente a se suscribe a notes://4; el cliente b crea una nota")),
     ]
+    results.append(server_differential(make_notes_server))
     run_checks(results)
+
+
+# --------------------------------------------------------------------------- generated cases
+#
+# The reference is the notes server the lab describes, written on mcpkit's own Server below.
+# A generated case starts from notes whose ids are not 1..n, then makes random calls on two
+# servers side by side (or two clients of one server) and compares every answer, every
+# notification and the notes left.
+
+
+def reference_add_tools(server: Any, notes: dict[str, dict[str, str]]) -> None:
+    ids = itertools.count(max((int(i) for i in notes), default=0) + 1)
+
+    @server.tool(read_only=True, open_world=False)
+    def notes_list() -> list:
+        """List every note's id and title."""
+        return [{"id": i, "title": n["title"]} for i, n in notes.items()]
+
+    @server.tool(read_only=True, open_world=False)
+    def notes_search(query: str, limit: int = 10) -> list:
+        """Find notes whose title or body contains the query, ignoring case."""
+        needle = query.casefold()
+        found = [{"id": i, **n} for i, n in notes.items()
+                 if needle in n["title"].casefold() or needle in n["body"].casefold()]
+        return found[:limit]
+
+    @server.tool(destructive=False, open_world=False)
+    def notes_create(title: str, body: str) -> dict:
+        """Create a note and return it, with its new id."""
+        if not title.strip():
+            raise ValueError("a note needs a title")
+        note_id = str(next(ids))
+        notes[note_id] = {"title": title, "body": body}
+        server.notify_resource_updated(f"notes://{note_id}")
+        return {"id": note_id, "title": title, "body": body}
+
+    @server.tool(destructive=True, idempotent=True, open_world=False)
+    def notes_delete(id: str) -> str:
+        """Delete a note for good."""
+        if id not in notes:
+            raise KeyError(id)
+        del notes[id]
+        server.notify_resource_updated(f"notes://{id}")
+        return f"deleted note {id}"
+
+
+def reference_add_resources(server: Any, notes: dict[str, dict[str, str]]) -> None:
+    from ..jsonrpc import InvalidParams
+
+    @server.resource("notes://{id}", name="note", mime_type="text/markdown")
+    def read_note(id: str) -> str:
+        """One note as Markdown."""
+        note = notes[id]
+        return f"# {note['title']}\n\n{note['body']}\n"
+
+    @server.prompt(title="Review a note")
+    def review_note(id: str) -> list:
+        """Ask the model to review a note."""
+        if id not in notes:
+            raise InvalidParams(f"there is no note {id}")
+        return [{"role": "user", "content": {"type": "resource", "resource": {
+                    "uri": f"notes://{id}", "mimeType": "text/markdown", "text": read_note(id)}}},
+                {"role": "user", "content": {"type": "text", "text": "Review this note."}}]
+
+
+def reference_make_notes_server(notes: dict[str, dict[str, str]]) -> Any:
+    from ..server import Server
+
+    server = Server("notes", "1.0.0")
+    reference_add_tools(server, notes)
+    reference_add_resources(server, notes)
+    return server
+
+
+_WORDS = ("Café", "tea", "MCP", "Milk", "notes", "ÉCOLE", "x")
+
+
+def _random_notes(rng: Gen) -> dict[str, dict[str, str]]:
+    ids = sorted(rng.sample(range(1, 12), rng.randint(0, 4)))
+    return {str(i): {"title": " ".join(rng.sample(_WORDS, 2)), "body": rng.choice(_WORDS)}
+            for i in ids}
+
+
+def _note_id(rng: Gen, notes: dict[str, Any]) -> str:
+    return rng.choice([*notes, *notes, "99", "0", str(len(notes) + 1)]) if notes else "1"
+
+
+@dataclass(frozen=True)
+class NotesCase:
+    notes: tuple[tuple[tuple[str, str, str], ...], ...]  # per server: (id, title, body)
+    calls: tuple[tuple[int, str, Any], ...]  # (which server or client, method, params)
+
+
+def _store(rows: tuple[tuple[str, str, str], ...]) -> dict[str, dict[str, str]]:
+    return {i: {"title": t, "body": b} for i, t, b in rows}
+
+
+def _rows(notes: dict[str, dict[str, str]]) -> tuple[tuple[str, str, str], ...]:
+    return tuple((i, n["title"], n["body"]) for i, n in notes.items())
+
+
+def _tool_call(rng: Gen, notes: dict[str, Any]) -> tuple[str, Any]:
+    roll = rng.random()
+    if roll < 0.15:
+        return "tools/call", {"name": "notes_list", "arguments": {}}
+    if roll < 0.4:
+        query = rng.choice([*_WORDS, "café", "cAfÉ", "zzz", "", "é"])
+        arguments: dict[str, Any] = {"query": query}
+        if rng.random() < 0.5:
+            arguments["limit"] = rng.randint(0, 3)
+        return "tools/call", {"name": "notes_search", "arguments": arguments}
+    if roll < 0.7:
+        title = rng.choice(["Tea", "Café ☕", "  ", "", "x", "Milk"])
+        return "tools/call", {"name": "notes_create",
+                              "arguments": {"title": title, "body": rng.choice(_WORDS)}}
+    return "tools/call", {"name": "notes_delete", "arguments": {"id": _note_id(rng, notes)}}
+
+
+def _tools_case(rng: Gen) -> NotesCase:
+    count = 2 if rng.random() < 0.4 else 1
+    stores = [_random_notes(rng) for _i in range(count)]
+    calls = []
+    for _i in range(rng.randint(1, 8)):
+        which = rng.randrange(count)
+        method, params = _tool_call(rng, stores[which])
+        calls.append((which, method, params))
+    return NotesCase(tuple(_rows(s) for s in stores), tuple(calls))
+
+
+def _call_label(which: str, method: str, params: Any) -> str:
+    if method == "tools/call":
+        return f"{which}: {params['name']} {json.dumps(params['arguments'], ensure_ascii=False)}"
+    return f"{which}: {method} {json.dumps(params, ensure_ascii=False)}"
+
+
+def _show_notes(x: NotesCase, who: str = "server") -> str:
+    start = " ; ".join(f"{who} {i} notes = {json.dumps(_store(rows), ensure_ascii=False)}"
+                       for i, rows in enumerate(x.notes))
+    return start + " ; " + " ; ".join(_call_label(f"{who} {w}", m, p) for w, m, p in x.calls)
+
+
+def _shrink_notes(x: NotesCase) -> Iterator[NotesCase]:
+    if len(x.notes) == 2 and all(w == 0 for w, _m, _p in x.calls):
+        yield replace(x, notes=x.notes[:1])
+    for smaller in drop_each(list(x.calls)):
+        yield replace(x, calls=tuple(smaller))
+    for s, rows in enumerate(x.notes):
+        for smaller in drop_each(list(rows)):
+            yield replace(x, notes=(*x.notes[:s], tuple(smaller), *x.notes[s + 1 :]))
+
+
+def _tools_trial(add_tools: Callable, x: NotesCase) -> list[Step]:
+    sessions = []
+    for rows in x.notes:
+        server, store, changed = _tool_server(add_tools, _store(rows))
+        sessions.append((_Client(server), store, changed))
+    steps = []
+    for which, method, params in x.calls:
+        client, store, changed = sessions[which]
+        before = len(changed)
+        answer = _outcome(client.request(method, params))
+        steps.append(Step(_call_label(f"server {which}", method, params), {
+            "answer": answer, "resources/updated for": changed[before:],
+            "notes now": {i: dict(n) for i, n in store.items()}}))
+    for client, *_rest in sessions:
+        client.close()
+    return steps
+
+
+def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | None:
+    if expected is None or got is None:
+        return None
+    if len(x.notes) == 2 and got.label.startswith("server 1"):
+        return _("two servers must not share state: keep the id counter inside add_tools",
+                 "dos servidores no deben compartir estado: guarda el contador de ids dentro "
+                 "de add_tools")
+    if "notes_create" in got.label:
+        return _("a new id is one more than the largest id ever used, never the count of "
+                 "notes: ids start at any number and have gaps",
+                 "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
+                 "ids empiezan en cualquier número y tienen huecos")
+    return None
+
+
+def tools_differential(add_tools: Callable) -> CaseResult:
+    return differential(
+        _("behaves like the reference notes server on generated sessions (ids with gaps, "
+          "two servers side by side)", "se comporta como el servidor de notas de referencia "
+          "en sesiones generadas (ids con huecos, dos servidores a la vez)"),
+        key="lab04/tools", generate=_tools_case, trial=_tools_trial,
+        reference=reference_add_tools, learner=add_tools, show=_show_notes, cases=60,
+        shrink=_shrink_notes, hint=_tools_hint)
+
+
+def _resources_case(rng: Gen) -> NotesCase:
+    notes = _random_notes(rng)
+    calls = []
+    for _i in range(rng.randint(1, 6)):
+        roll = rng.random()
+        if roll < 0.45:
+            calls.append((0, "resources/read", {"uri": f"notes://{_note_id(rng, notes)}"}))
+        elif roll < 0.8:
+            arguments = {"id": _note_id(rng, notes)} if rng.random() < 0.85 else {}
+            calls.append((0, "prompts/get", {"name": "review_note", "arguments": arguments}))
+        else:
+            calls.append((0, "edit", rng.choice([["del", _note_id(rng, notes)],
+                                                 ["add", str(rng.randint(1, 15))]])))
+    return NotesCase((_rows(notes),), tuple(calls))
+
+
+def _resources_trial(add_resources: Callable, x: NotesCase) -> list[Step]:
+    server, store = _resource_server(add_resources, _store(x.notes[0]))
+    client = _Client(server)
+    steps = []
+    for _which, method, params in x.calls:
+        if method == "edit":  # the notes change behind the server's back
+            action, note_id = params
+            if action == "del":
+                store.pop(note_id, None)
+            else:
+                store[note_id] = {"title": f"Added {note_id}", "body": "later"}
+            continue
+        response = client.request(method, params)
+        if "error" in response:
+            seen_now: Any = _error_code(response)
+        elif method == "prompts/get":
+            messages = response["result"].get("messages") or []
+            seen_now = [m.get("content", {}).get("resource", m.get("content", {}).get("type"))
+                        if isinstance(m, dict) and isinstance(m.get("content"), dict) else m
+                        for m in messages][:1]
+        else:
+            seen_now = response.get("result")
+        steps.append(Step(_call_label("server", method, params), seen_now))
+    client.close()
+    return steps
+
+
+def resources_differential(add_resources: Callable) -> CaseResult:
+    return differential(
+        _("behaves like the reference on generated reads and prompts (notes added and "
+          "removed along the way)", "se comporta como la referencia en lecturas y prompts "
+          "generados (con notas añadidas y eliminadas por el camino)"),
+        key="lab04/resources", generate=_resources_case, trial=_resources_trial,
+        reference=reference_add_resources, learner=add_resources, show=_show_notes, cases=60,
+        shrink=_shrink_notes,
+        hint=lambda x, e, g: _("read the notes when asked; an unknown note is -32002 for a "
+                               "read and -32602 for the prompt",
+                               "lee las notas al pedirlas; una nota desconocida es -32002 al "
+                               "leerla y -32602 en el prompt"))
+
+
+def _server_case(rng: Gen) -> NotesCase:
+    notes = _random_notes(rng)
+    calls = []
+    for _i in range(rng.randint(1, 8)):
+        who = rng.randrange(2)
+        roll = rng.random()
+        if roll < 0.35:
+            uri = f"notes://{_note_id(rng, notes)}"
+            calls.append((who, rng.choice(["resources/subscribe", "resources/subscribe",
+                                           "resources/unsubscribe"]), {"uri": uri}))
+        else:
+            method, params = _tool_call(rng, notes)
+            calls.append((who, method, params))
+    return NotesCase((_rows(notes),), tuple(calls))
+
+
+def _server_trial(make: Callable, x: NotesCase) -> list[Step]:
+    server = make(_store(x.notes[0]))
+    clients = [_Client(server), _Client(server)]
+    steps = []
+    for who, method, params in x.calls:
+        response = clients[who].request(method, params)
+        if method.startswith("resources/") and "error" not in response:
+            response = {"result": {}}
+        heard = [[{"notification": m["method"], "params": m.get("params")} if "method" in m
+                  else _outcome(m) for m in c.drain()] for c in clients]
+        steps.append(Step(_call_label(f"client {who}", method, params),
+                          {"client 0 received": heard[0], "client 1 received": heard[1]}))
+    for c in clients:
+        c.close()
+    return steps
+
+
+def server_differential(make_notes_server: Callable) -> CaseResult:
+    return differential(
+        _("behaves like the reference on generated sessions of two clients (subscriptions, "
+          "creates and deletes)", "se comporta como la referencia en sesiones generadas de dos "
+          "clientes (suscripciones, altas y bajas)"),
+        key="lab04/server", generate=_server_case, trial=_server_trial,
+        reference=reference_make_notes_server, learner=make_notes_server,
+        show=lambda x: _show_notes(x, "client"), cases=40, shrink=_shrink_notes,
+        hint=lambda x, e, g: _("only a client subscribed to a note's URI hears of its change",
+                               "solo un cliente suscrito al URI de una nota se entera de su "
+                               "cambio"))
