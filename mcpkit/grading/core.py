@@ -107,8 +107,8 @@ def run_checks(results: Iterable[CaseResult]) -> None:
         print(summary_line(passed, total))
         if any(r.generated for r in results) and not _hidden:
             print(_("  (your instructor's grading runs more generated cases, with other seeds)",
-                    "  (la calificación de tu docente ejecuta más casos generados, con otras "
-                    "semillas)"))
+                    "  (la calificación de tu instructor/a ejecuta más casos generados, con "
+                    "otras semillas)"))
         return
     not_started = all(r.not_implemented for r in results if not r.ok)
     lines = [summary_line(passed, total)]

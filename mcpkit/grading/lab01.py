@@ -24,6 +24,12 @@ from .core import (
     seen,
 )
 
+#: What this lab asks the learner to write: exercise code may not use mcpkit's own.
+OFF_LIMITS = {"mcpkit.framing": {"NdjsonDecoder", "ContentLengthDecoder", "encode_ndjson",
+                                 "encode_content_length", "decoder_for", "encoder_for",
+                                 "_parse", "_loads"}}
+
+
 
 def _items(value: Any) -> Any:
     """Normalize what feed() returned: a list stays a list, a tuple becomes one."""

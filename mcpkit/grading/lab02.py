@@ -20,6 +20,10 @@ from .core import (
     run_checks,
 )
 
+#: What this lab asks the learner to write: exercise code may not use mcpkit's own.
+OFF_LIMITS = {"mcpkit.jsonrpc": {"classify", "_is_id"}}
+
+
 
 def _kind_or_error(fn: Callable, message: Any) -> Callable[[], Any]:
     """What classify did: the kind it returned, or the error it raised (a Seen)."""

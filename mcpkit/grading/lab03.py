@@ -22,6 +22,10 @@ from .core import (
     run_checks,
 )
 
+#: What this lab asks the learner to write: exercise code may not use mcpkit's own.
+OFF_LIMITS = {"mcpkit.dispatch": {"Dispatcher"}}
+
+
 
 def check_dispatcher(cls: type) -> None:
     """Lab 03: a dispatcher that follows the three rules of lesson 03."""

@@ -20,6 +20,10 @@ from .core import (
     run_checks,
 )
 
+#: This lab builds on mcpkit's Server; nothing of mcpkit is off limits.
+OFF_LIMITS: dict[str, set[str]] = {}
+
+
 #: The notes every lab 04 check starts from (a fresh copy per case): id -> title and body.
 NOTES_SEED: dict[str, dict[str, str]] = {
     "1": {"title": "Shopping", "body": "Milk, eggs, coffee."},
