@@ -239,16 +239,21 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
     from .isolate import import_bindings
 
     mine = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
-    exercises = [(c.id, mine[c.id].source if c.id in mine else c.source)
-                 for c in _sources(pristine, "exercise")]
     setup = [(c.id, c.source) for c in _sources(pristine, "setup")]
     names: dict[str, str] = {}
     for _id, code in setup:
         names.update(import_bindings(code))
     off_limits = {module: sorted(found) for module, found in OFF_LIMITS.get(lab, {}).items()}
-    return [{"cell": c.id, "setup": setup, "exercises": exercises, "graded": c.source,
-             "lang": lang, "seed": seed, "scale": scale, "setup_names": names,
-             "off_limits": off_limits} for c in _sources(pristine, "graded")]
+    jobs, exercises = [], []
+    for c in pristine.cells:  # a graded cell sees the exercises above it, as in the notebook
+        tags = c.metadata.get("tags", []) if c.cell_type == "code" else []
+        if "exercise" in tags:
+            exercises.append((c.id, mine[c.id].source if c.id in mine else c.source))
+        elif "graded" in tags:
+            jobs.append({"cell": c.id, "setup": setup, "exercises": list(exercises),
+                         "graded": c.source, "lang": lang, "seed": seed, "scale": scale,
+                         "setup_names": names, "off_limits": off_limits})
+    return jobs
 
 
 def run_part(job: dict, timeout: float) -> dict:
@@ -332,6 +337,9 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
     for row in rows:
         if not row.graded:
             continue
+        if any(g.status == "flagged" for g in row.graded):  # no part of it can be trusted
+            for g in row.graded:
+                g.passed = 0
         row.checks_passed = sum(g.passed for g in row.graded)
         row.points = round(sum(g.points * g.passed / g.total for g in row.graded if g.total), 2)
         row.status = ("flagged" if any(g.status == "flagged" for g in row.graded)

@@ -653,6 +653,14 @@ def _difference_report(name: str, number: int, total: int, x: Any, found: Any,
     return CaseResult(name, False, details, generated=True)
 
 
+def shared_state(cls: Any) -> list[str]:
+    """Mutable containers in a class body: every instance shares them (a classic slip)."""
+    if not isinstance(cls, type):
+        return []
+    return [name for name, value in vars(cls).items() if not name.startswith("__")
+            and isinstance(value, list | dict | set | bytearray)]
+
+
 def drop_each(items: list[Any]) -> Iterator[list[Any]]:
     """Shrink candidates for a list: without one item (from the end), then halves."""
     n = len(items)

@@ -22,6 +22,7 @@ from .core import (
     predicate,
     run_checks,
     seen,
+    shared_state,
 )
 
 #: What this lab asks the learner to write: exercise code may not use mcpkit's own.
@@ -558,7 +559,18 @@ def _decoder_differential(name: str, key: str, cls: type, reference: type,
     return differential(
         name, key=key, generate=lambda rng: _schedule(rng, frames, slack),
         trial=_decoder_trial, reference=reference, learner=cls, show=_show_schedule,
-        cases=150, shrink=_shrink_schedule, hint=_framing_hint)
+        cases=150, shrink=_shrink_schedule,
+        hint=lambda x, e, g: _shared_hint(cls) or _framing_hint(x, e, g))
+
+
+def _shared_hint(cls: type) -> str | None:
+    names = shared_state(cls)
+    if not names:
+        return None
+    return _("two decoders must not share anything: {names} belong to the class; create them "
+             "in __init__ (self.{first} = ...)", "dos decodificadores no deben compartir nada: "
+             "{names} pertenecen a la clase; créalos en __init__ (self.{first} = ...)").format(
+                 names=", ".join(names), first=names[0])
 
 
 def ndjson_differential(cls: type) -> CaseResult:

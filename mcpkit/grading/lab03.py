@@ -20,6 +20,7 @@ from .core import (
     drop_each,
     error_shape,
     run_checks,
+    shared_state,
 )
 
 #: What this lab asks the learner to write: exercise code may not use mcpkit's own.
@@ -422,7 +423,17 @@ def dispatcher_differential(cls: type) -> CaseResult:
           "mensajes generados (dos despachadores a la vez)"),
         key="lab03/dispatcher", generate=_dispatch_case, trial=_dispatch_trial,
         reference=Dispatcher, learner=cls, show=_show_dispatch, cases=150,
-        shrink=_shrink_dispatch, hint=_dispatch_hint)
+        shrink=_shrink_dispatch,
+        hint=lambda x, e, g: _shared_hint(cls) or _dispatch_hint(x, e, g))
+
+
+def _shared_hint(cls: type) -> str | None:
+    names = shared_state(cls)
+    if not names:
+        return None
+    return _("{names} belong to the class, so every dispatcher shares them: create them in "
+             "__init__", "{names} pertenecen a la clase, así que todos los despachadores los "
+             "comparten: créalos en __init__").format(names=", ".join(names))
 
 
 def reference_serve(dispatcher: Any, chunks: list[bytes]) -> bytes:
