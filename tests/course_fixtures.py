@@ -13,10 +13,11 @@ change the solution's exercise cells (numbered from 1 in lab order):
 cells must score zero (``# zero: 3``) or exactly what the same exercise code scores without
 the gaming (``# same-as-honest: 3``); the others must get full marks. It may change the
 notebook: ``# notebook: es`` (start from the Spanish lab), ``# lang: es`` (set_language and
-metadata disagree), ``# lang: none`` (metadata lost), ``# outputs: fake`` (every graded cell's saved output is a success line), ``# retag:
-N`` (graded cell N loses its tags). Sections are as above, plus ``# %% exercise N stub`` (the
-unfilled exercise), ``# %% before graded N`` (a new learner cell just above graded cell N)
-and ``# %% graded N`` (graded cell N's source rewritten; its saved output says it passed).
+metadata disagree), ``# lang: none`` (metadata lost), ``# outputs: fake`` (every graded
+cell's saved output is a success line), ``# retag: N`` (graded cell N loses its tags).
+Sections are as above, plus ``# %% exercise N stub`` (the unfilled exercise), ``# %% before
+graded N`` (a new learner cell just above graded cell N) and ``# %% graded N`` (graded cell
+N's source rewritten; its saved output says it passed).
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def load(path: Path) -> Fixture:
 
 def wrong_fixtures(lab: str = "*") -> list[Fixture]:
     """``<lab>.wrong.py`` (the one the nbval tests also run) and ``<lab>.<kind>.wrong.py``."""
-    return [load(p) for p in sorted(FIXTURES.glob(f"{lab}.wrong.py")) + sorted(FIXTURES.glob(f"{lab}.*.wrong.py"))]
+    paths = sorted(FIXTURES.glob(f"{lab}.wrong.py")) + sorted(FIXTURES.glob(f"{lab}.*.wrong.py"))
+    return [load(p) for p in paths]
 
 
 def gaming_fixtures() -> list[Fixture]:

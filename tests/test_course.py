@@ -418,3 +418,157 @@ def test_kernel_trouble_is_told_apart_from_a_learners_endless_loop():
         ("d.ipynb", 2): ("passed", ""),
     }
     assert course_grade.kernel_troubles(results) == {"a.ipynb", "c.ipynb"}
+
+
+# --------------------------------------------------------------------------- wrong answers
+
+from course_fixtures import notebook as fixture_notebook  # noqa: E402
+from course_fixtures import wrong_fixtures  # noqa: E402
+
+from mcpkit.course import isolate  # noqa: E402
+from mcpkit.grading import core  # noqa: E402
+
+LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server")
+
+
+def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:
+    """Every graded part of ``nb``, through the class grader's own job runner, in this
+    process (the notebook's seed unless told): what the sandbox would answer."""
+    pristine = read(ROOT / "labs" / lang / f"{lab}.ipynb")
+    try:
+        return [isolate.run_job(job)
+                for job in course_grade.part_jobs(nb, pristine, lab, lang, seed, scale)]
+    finally:
+        core.configure()
+        grading.set_language("en")
+
+
+@pytest.mark.parametrize("lang", src.LANGS)
+@pytest.mark.parametrize("fixture", wrong_fixtures(), ids=lambda f: f.name)
+def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang):
+    parts = run_parts(fixture_notebook(fixture, lang), fixture.lab, lang)
+    failing = [n for n, part in enumerate(parts, 1) if part["status"] != "passed"]
+    assert failing == fixture.graded_fails, [p["report"] for p in parts]
+    assert all(parts[n - 1]["status"] == "failed" for n in failing), "a crash is not a message"
+    reports = "\n".join(parts[n - 1]["report"] for n in failing)
+    assert fixture.expect.get(lang), f"{fixture.name} has no expect-{lang} lines"
+    for text in fixture.expect[lang]:
+        assert text in reports, reports
+
+
+def test_every_lab_has_many_kinds_of_wrong_answer():
+    for lab in LAB_STEMS:
+        fixtures = wrong_fixtures(lab)
+        assert len(fixtures) >= 8, lab
+        assert len({tuple(f.expect["en"]) for f in fixtures}) == len(fixtures), lab
+
+
+@pytest.mark.parametrize("lab", LAB_STEMS)
+def test_solutions_pass_the_generated_cases_of_many_seeds(lab):
+    nb = read(ROOT / "solutions" / "en" / f"{lab}.ipynb")
+    for seed in range(12):
+        parts = run_parts(nb, lab, "en", seed=seed)
+        assert [p["status"] for p in parts] == ["passed"] * len(parts), (seed, parts)
+
+
+def test_the_engine_finds_a_bug_that_no_hand_written_case_covers(capsys):
+    """A copy of mcpkit's NDJSON decoder that forgets its buffer on an empty read: every
+    hand-written case passes, the generated ones find it, and shrink it to a few reads."""
+
+    class Planted(framing.NdjsonDecoder):
+        def feed(self, data):
+            if not data:
+                self._buf.clear()
+            return super().feed(data)
+
+    with pytest.raises(AssertionError) as info:
+        grading.check_ndjson_decoder(Planted)
+    failed = [line for line in str(info.value).splitlines() if line.startswith("  ✗ ")]
+    assert failed == ["  ✗ behaves like mcpkit's NdjsonDecoder on generated streams (random "
+                      "chunks, sizes around the limit, two decoders side by side)"]
+    found_input = next(line for line in str(info.value).splitlines() if "input:" in line)
+    assert "feed(b'')" in found_input and found_input.count("feed(") <= 4, found_input
+    found = 0
+    for seed in range(20):
+        core.configure(seed)
+        result = grading.lab01.ndjson_differential(Planted)
+        found += not result.ok
+        assert grading.lab01.ndjson_differential(framing.NdjsonDecoder).ok
+    core.configure()
+    assert found >= 15
+
+
+def test_a_report_shows_the_learners_value_cut_around_the_first_difference():
+    expected = {"items": ["x" * 300 + "A"]}
+    got = {"items": ["x" * 300 + "B"]}
+    result = grading.case("long", lambda: got, expected)
+    lines = dict(line.split(None, 1) for line in result.details)
+    assert lines["expected:"].endswith("A']}") and lines["got:"].endswith("B']}")
+    assert lines["got:"].startswith("…") and len(lines["got:"]) < 200
+
+
+def test_a_hint_is_shown_when_the_learners_code_raised_too():
+    def broken():
+        raise KeyError("x")
+
+    result = grading.case("c", broken, 1, hint="look at the keys")
+    assert result.details[-1].endswith("look at the keys")
+    assert any("raised KeyError" in d for d in result.details)
+
+
+def test_an_error_message_is_free_text_but_shown_as_it_came():
+    from mcpkit.grading.core import ANY_TEXT, error_shape
+
+    response = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": 7}}
+    result = grading.case("msg", lambda: response,
+                          {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601,
+                                                                "message": ANY_TEXT}},
+                          normalize=error_shape)
+    assert not result.ok and "'message': 7" in result.details[-1]
+
+
+# --------------------------------------------------------------------------- the sandbox
+
+
+@pytest.mark.parametrize("code, problem", [
+    ("from mcpkit import grading", "the grader"),
+    ("import mcpkit.grading.core as c", "the grader"),
+    ("import os", "imports os"),
+    ("import sys", "imports sys"),
+    ("x = __builtins__", "__builtins__"),
+    ("f = (lambda: 0).__globals__", "__globals__"),
+    ("getattr(json, 'lo' + 'ads')", "computed"),
+    ("json.loads = print", "changes json"),
+    ("framing.NdjsonDecoder.feed = print", "the reference"),
+    ("from mcpkit.framing import NdjsonDecoder", "the reference"),
+    ("eval('1')", "uses eval"),
+    ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
+])
+def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
+    found = isolate.scan(code, {"json": "json", "framing": "mcpkit.framing"},
+                         grading.OFF_LIMITS["lab01_framing"])
+    assert any(problem in p for p in found), found
+
+
+def test_the_sandbox_flags_nothing_in_the_solutions():
+    for lab in LAB_STEMS:
+        nb = read(ROOT / "solutions" / "en" / f"{lab}.ipynb")
+        names: dict = {}
+        for cell in nb.cells:
+            if "setup" in cell.metadata.get("tags", []):
+                names.update(isolate.import_bindings(cell.source))
+        for cell in nb.cells:
+            if "exercise" in cell.metadata.get("tags", []):
+                assert isolate.scan(cell.source, names, grading.OFF_LIMITS[lab]) == [], cell.id
+
+
+def test_the_sandbox_sees_a_patch_made_at_run_time():
+    snap = isolate._snapshot()
+    original = framing.MessageTooLarge.__init__
+    try:
+        framing.MessageTooLarge.__eq__ = lambda self, other: True
+        assert any("MessageTooLarge.__eq__ was added" in c for c in isolate.changes(snap))
+    finally:
+        del framing.MessageTooLarge.__eq__
+    assert framing.MessageTooLarge.__init__ is original
+    assert isolate.changes(snap) == []
