@@ -534,7 +534,8 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
     ("from mcpkit import grading", "the grader"),
     ("import mcpkit.grading.core as c", "the grader"),
     ("import os", "imports os"),
-    ("import sys", "imports sys"),
+    ("import sys\nsys.modules['mcpkit.grading'] = None", "uses sys.modules"),
+    ("from sys import excepthook", "uses sys.excepthook"),
     ("x = __builtins__", "__builtins__"),
     ("f = (lambda: 0).__globals__", "__globals__"),
     ("getattr(json, 'lo' + 'ads')", "computed"),
@@ -548,6 +549,14 @@ def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
     found = isolate.scan(code, {"json": "json", "framing": "mcpkit.framing"},
                          grading.OFF_LIMITS["lab01_framing"])
     assert any(problem in p for p in found), found
+
+
+def test_the_sandbox_lets_ordinary_code_through():
+    code = ("import sys\nimport itertools\nfrom mcpkit.framing import InvalidJson\n"
+            "print(sys.maxsize, file=sys.stderr)\nx = getattr(object(), 'real', None)\n"
+            "class D:\n    def __init__(self):\n        self.buffer = bytearray()\n"
+            "        super().__init__()\n        self.__class__.count = 1\n")
+    assert isolate.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
 
 
 def test_the_sandbox_flags_nothing_in_the_solutions():

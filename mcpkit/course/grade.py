@@ -260,8 +260,12 @@ def run_part(job: dict, timeout: float) -> dict:
     """Run one job in a fresh ``python -I`` (no user site, no cwd on the path); a part that
     outlives ``timeout`` is killed and reported as timed out."""
     token = secrets.token_hex(16)
+    # -I: no user site-packages, no PYTHON* variables, no current directory on the path; the
+    # mcpkit being graded with is put first, so a source checkout works as well as an install.
+    start = (f"import sys; sys.path.insert(0, {str(_MCPKIT_HOME)!r}); "
+             "from mcpkit.course.isolate import main; main()")
     try:
-        done = subprocess.run([sys.executable, "-I", "-m", "mcpkit.course.isolate"],
+        done = subprocess.run([sys.executable, "-I", "-c", start],
                               input=json.dumps({**job, "token": token}), capture_output=True,
                               text=True, timeout=timeout, env=_sandbox_env())
     except subprocess.TimeoutExpired:
@@ -272,6 +276,9 @@ def run_part(job: dict, timeout: float) -> dict:
             return json.loads(line[len(token) + 1 :])
     return {"status": "crashed", "passed": 0, "total": None, "problems": [],
             "report": f"the process ended ({done.returncode}) without an answer"}
+
+
+_MCPKIT_HOME = Path(__file__).resolve().parents[2]
 
 
 def _sandbox_env() -> dict[str, str]:

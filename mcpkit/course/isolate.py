@@ -13,9 +13,10 @@ output is read, no kernel (so no IPython hooks) is involved, and the graded cell
 course's own. What is left is the exercise code itself, and that is checked twice:
 
 * before it runs, statically (:func:`scan`): it may import only plain standard modules and
-  mcpkit's layers, may not name the grader, the interpreter's internals (``sys``,
-  ``builtins``, frames, dunder attributes such as ``__globals__``) or the reference this lab
-  asks the learner to write, and may not assign to attributes of anything it imported;
+  mcpkit's layers, may not name the grader, the interpreter's internals (``sys.modules`` and
+  the hooks, ``builtins``, frames, dunder attributes such as ``__globals__``) or the
+  reference this lab asks the learner to write, and may not assign to attributes of anything
+  it imported;
 * after it ran, and again after the checks ran (:func:`changes`): every mcpkit module, every
   class defined in one and a few standard modules must be exactly as they were imported.
 
@@ -37,15 +38,20 @@ from typing import Any
 #: Standard modules an exercise may import: plain data and algorithms, no I/O, no internals.
 ALLOWED_MODULES = frozenset("""
 abc bisect collections contextlib copy dataclasses datetime decimal enum fractions functools
-heapq itertools json logging math numbers operator queue random re string textwrap threading
-time typing unicodedata
+heapq itertools json logging math numbers operator queue random re string sys textwrap
+threading time typing unicodedata
+""".split())
+#: What an exercise may use of ``sys`` (printing and reading limits, not the import system).
+SYS_ALLOWED = frozenset("""
+byteorder float_info getrecursionlimit getsizeof int_info maxsize maxunicode stderr stdout
+version version_info
 """.split())
 #: mcpkit packages an exercise may not import (everything else in mcpkit is the course's).
 FORBIDDEN_MCPKIT = ("mcpkit.grading", "mcpkit.course")
 #: Names an exercise may not use: ways around the static check or into the interpreter.
 FORBIDDEN_NAMES = frozenset("""
 eval exec compile __import__ globals locals vars open breakpoint input setattr delattr
-get_ipython sys os builtins __builtins__ gc inspect ctypes importlib grading
+get_ipython os builtins __builtins__ gc inspect ctypes importlib grading
 """.split())
 #: Dunder attributes that are ordinary Python; every other one is refused.
 ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __class__ __doc__".split())
@@ -85,6 +91,9 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, set[str]]
     def check_path(node: ast.AST, path: str) -> None:
         if any(path == m or path.startswith(m + ".") for m in FORBIDDEN_MCPKIT):
             flag(node, f"uses {path} (the grader)")
+            return
+        if path.startswith("sys.") and path.split(".")[1] not in SYS_ALLOWED:
+            flag(node, f"uses {path}")
             return
         module, _dot, name = path.rpartition(".")
         if name in off_limits.get(module, ()) or path in off_limits:

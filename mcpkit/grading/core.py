@@ -171,32 +171,56 @@ class _Outcome:
     error: BaseException | None = None
 
 
+class _Collector(logging.Handler):
+    """Keeps the log records of the code being checked: they are behaviour, not output."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+_collector: _Collector | None = None
+
+
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """No prints, no log lines: they would land in the graded cell's output."""
+    """No prints and no log lines reach the graded cell's output; log records are kept (see
+    :func:`errors_logged`) by a handler that stands in for the root logger's own."""
+    global _collector
     sink = io.StringIO()
-    logging.disable(logging.CRITICAL)
+    root = logging.getLogger()
+    handlers, level, previous = root.handlers[:], root.level, _collector
+    _collector = _Collector()
+    root.handlers[:] = [_collector]
+    root.setLevel(logging.DEBUG)
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             yield
     finally:
-        logging.disable(logging.NOTSET)
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        _collector = previous
+
+
+def errors_logged() -> int:
+    """How many records of level ERROR or above the code being checked has logged so far."""
+    if _collector is None:
+        return 0
+    return sum(r.levelno >= logging.ERROR for r in _collector.records)
 
 
 def _run(thunk: Callable[[], Any]) -> _Outcome:
     """Run the learner's code with its prints swallowed and a time limit."""
-    sink = io.StringIO()
-    logging.disable(logging.CRITICAL)  # log lines (ours or the learner's) are not output
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            with _time_limit(CASE_TIME_LIMIT):
-                return _Outcome(value=thunk())
+        with _quiet(), _time_limit(CASE_TIME_LIMIT):
+            return _Outcome(value=thunk())
     except _Stuck as exc:
         return _Outcome(error=exc)
     except Exception as exc:  # the learner's bug is data here, not a crash of the checker
         return _Outcome(error=exc)
-    finally:
-        logging.disable(logging.NOTSET)
 
 
 def _not_implemented_line() -> str:

@@ -19,6 +19,7 @@ from .core import (
     differential,
     drop_each,
     error_shape,
+    errors_logged,
     run_checks,
     shared_state,
 )
@@ -363,13 +364,14 @@ def _dispatch_trial(cls: type, x: DispatchCase) -> list[Step]:
         responses.append(got)
     steps = []
     for i, message, context in x.messages:
-        before = len(logs[i]), len(responses[i])
+        before = len(logs[i]), len(responses[i]), errors_logged()
         out = attempt(lambda d=dispatchers[i], m=message, c=context: d.dispatch(
             json.loads(json.dumps(m)), c))
         steps.append(Step(f"d{i}.dispatch({json.dumps(message)}, context={context!r})", {
             "returned": _dispatch_seen(out),
             "handlers called": logs[i][before[0]:],
-            "on_response got": responses[i][before[1]:]}))
+            "on_response got": responses[i][before[1]:],
+            "logged an error": errors_logged() > before[2]}))
     return steps
 
 
@@ -377,7 +379,8 @@ def _show_dispatch(x: DispatchCase) -> str:
     parts = []
     for i, table in enumerate(x.tables):
         for tag, (kind, method, how) in enumerate(table):
-            what = how[0] if how[0] != "crash" else f"raise {how[1].__name__}"
+            what = {"echo": "returns what it got", "invalid": "raise InvalidParams(...)",
+                    "crash": f"raise {getattr(how[-1], '__name__', '')}(...)"}.get(how[0], "")
             if how[0] == "error":
                 what = f"raise JsonRpcError({how[1]}, {how[2]!r}, {how[3]!r})"
             parts.append(f"d{i}.add_{kind}({method!r}, <{kind} {tag}: {what}>)")
@@ -405,6 +408,11 @@ def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> 
                  "runs a request handler, nor the other way round",
                  "las solicitudes y las notificaciones tienen tablas separadas: una "
                  "notificación nunca ejecuta un manejador de solicitud, ni al revés")
+    if want.get("logged an error") != have.get("logged an error"):
+        return _("a handler that crashes is logged locally, with log.exception(...), and only "
+                 "then answered (or, for a notification, forgotten)",
+                 "un manejador que falla se registra localmente, con log.exception(...), y solo "
+                 "después se responde (o, si es una notificación, se olvida)")
     w, h = want.get("returned"), have.get("returned")
     if isinstance(w, dict) and isinstance(h, dict) and w.get("error") != h.get("error"):
         return _("a JsonRpcError from a handler goes out whole: error_response_from(id, exc) "
