@@ -199,8 +199,8 @@ def check_serve(serve: Callable) -> None:
                 decoded.append(error_shape(json.loads(line)))
             except ValueError:
                 decoded.append(line)
-        if out and not out.endswith(b"\n"):
-            decoded.append(_("<bytes after the last newline>", "<bytes tras el último salto>"))
+        if out and not out.endswith(b"\n"):  # what came after the last newline, as it came
+            decoded.append(bytes(out).rsplit(b"\n", 1)[-1])
         return decoded
 
     ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'

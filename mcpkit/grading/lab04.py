@@ -166,8 +166,7 @@ def check_note_tools(add_tools: Callable) -> None:
         def run() -> Any:
             tools = tools_list()
             if name not in tools:
-                return _("(no tool called {name})", "(no hay ninguna herramienta {name})").format(
-                    name=name)
+                return {_("tools listed", "herramientas listadas"): sorted(tools)}
             return part(tools[name])
 
         return run
