@@ -236,21 +236,25 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     core.configure(job["seed"], job["scale"])
     namespace["grading"] = grading  # the real one, whatever the cells did with the name
     printed = io.StringIO()
+    verdicts = core.verdicts  # bound now: the list object itself is what counts
+    verdicts.clear()
     passed: int | None
     total: int | None
     try:
         with contextlib.redirect_stdout(printed):
             exec(compile(job["graded"], "graded", "exec"), namespace)
     except checks_failed as exc:
-        passed, total, report, status = exc.passed, exc.total, exc.report, "failed"
+        status, report = "failed", exc.report
     except BaseException as exc:  # noqa: BLE001 - a crash of this part only
-        passed, total, status = 0, None, "crashed"
-        report = f"{type(exc).__name__}: {exc}"[:2000]
+        status, report = "crashed", f"{type(exc).__name__}: {exc}"[:2000]
     else:
-        report = printed.getvalue()
-        words = report.split()
-        passed, total = (int(n) for n in words[1].split("/")) if len(words) > 1 else (0, None)
-        status = "passed"
+        status, report = "passed", printed.getvalue()
+    if status == "crashed" or not verdicts:
+        passed, total, status = 0, None, "crashed"
+    else:
+        passed, total = verdicts[-1]
+        if status == "passed" and passed != total:
+            status = "failed"
     problems = changes(snap)
     if problems:
         return {"status": "flagged", "passed": 0, "total": total, "problems": problems,
