@@ -249,29 +249,59 @@ def check_call_tool(call_tool: Callable) -> None:
 _ABSENT = object()
 
 
+def _valid_message(rng: Gen) -> dict[str, Any]:
+    kind = rng.choice(["request", "notification", "result", "error"])
+    m: dict[str, Any] = {"jsonrpc": "2.0"}
+    if kind in ("request", "notification"):
+        m["method"] = rng.choice(["ping", "tools/call", "notifications/x", "a"])
+        if rng.random() < 0.5:
+            m["params"] = rng.json_object()
+    if kind != "notification":
+        m["id"] = rng.choice([0, 1, -7, 2**53, "", "a-1", "é", rng.randint(2, 999)])
+    if kind == "result":
+        m["result"] = rng.json_object()
+    elif kind == "error":
+        if rng.random() < 0.3:
+            m["id"] = None
+        m["error"] = {"code": rng.choice([-32700, -32601, 0, 1]), "message": rng.text()}
+        if rng.random() < 0.3:
+            m["error"]["data"] = rng.json_value()
+    return m
+
+
 def _envelope(rng: Gen) -> Any:
-    """A JSON value shaped more or less like a JSON-RPC message, every field any JSON type."""
-    if rng.random() < 0.08:
-        return rng.choice([[], [{"jsonrpc": "2.0", "id": 1, "method": "ping"}], "ping", 7,
-                           None, True])
-    m: dict[str, Any] = {}
-    fields = {
-        "jsonrpc": ["2.0"] * 6 + ["1.0", 2.0, None, _ABSENT],
-        "id": [rng.json_id(), rng.json_id(), _ABSENT, _ABSENT],
-        "method": ["ping", "tools/call", "notifications/x", "", 5, None, _ABSENT, _ABSENT],
-        "params": [{}, {"a": 1}, rng.json_object(), [1], "x", 3, _ABSENT, _ABSENT, _ABSENT],
-        "result": [{}, {"ok": True}, rng.json_object(), [], "x", 0, None, False,
-                   _ABSENT, _ABSENT, _ABSENT, _ABSENT],
-        "error": [{"code": -32601, "message": "Method not found"},
-                  {"code": rng.choice([-32700, 1, 0, True, "1", 2.5, None]),
-                   "message": rng.choice(["x", "", 5, None])},
-                  {"code": -1}, {"message": "m"}, "oops", [], None,
-                  _ABSENT, _ABSENT, _ABSENT, _ABSENT, _ABSENT],
-    }
-    for name, choices in fields.items():
-        value = rng.choice(choices)
-        if value is not _ABSENT:
-            m[name] = value
+    """A message of every kind, valid or with one or two fields broken: missing, of another
+    JSON type (ids of every type included), or borrowed from another kind of message."""
+    roll = rng.random()
+    if roll < 0.06:
+        return rng.choice([[], [_valid_message(rng)], "ping", 7, None, True, 1.5])
+    m = _valid_message(rng)
+    if roll < 0.3:
+        return m
+    for _i in range(rng.choice([1, 1, 2])):
+        field = rng.choice(["jsonrpc", "id", "method", "params", "result", "error",
+                            "error.code", "error.message"])
+        action = rng.random()
+        if field.startswith("error."):
+            if isinstance(m.get("error"), dict):
+                key = field.split(".")[1]
+                if action < 0.3:
+                    m["error"].pop(key, None)
+                else:
+                    m["error"][key] = rng.choice([rng.json_value(), True, False, None, 2.0,
+                                                  "-32601", rng.text()])
+        elif action < 0.3:
+            m.pop(field, None)
+        elif field == "id":
+            m["id"] = rng.json_id()
+        elif field == "params" and action < 0.5:  # mcpkit allows params: null, the lab not
+            m["params"] = rng.choice([[1], "x", 3, True, []])
+        else:
+            value = rng.choice([rng.json_value(), rng.json_object(), "", None, 0, True,
+                                {"code": 1, "message": "m"}, "2.0", 2.0, [], "ping"])
+            if field == "params" and value is None:
+                value = [None]
+            m[field] = value
     return m
 
 
@@ -418,7 +448,7 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
             return request
         params: dict[str, Any] = {}
         name = rng.choice(["shout", "divide", "lookup", "fail", "shout", "nope", 5, None,
-                           _ABSENT])
+                           [], {"n": 1}, _ABSENT])
         if name is not _ABSENT:
             params["name"] = name
         arguments = rng.choice([

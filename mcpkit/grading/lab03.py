@@ -297,8 +297,9 @@ def _dispatch_message(rng: Gen) -> Any:
     method = rng.choice([*_METHODS, "unknown/method"])
     params = rng.choice([{}, {"a": 1, "b": 2}, rng.json_object(), None])
     if roll < 0.45:
-        m: dict[str, Any] = {"jsonrpc": "2.0", "id": rng.choice([1, 0, "a", rng.randint(2, 99),
-                                                                 -5]), "method": method}
+        m: dict[str, Any] = {"jsonrpc": "2.0", "id": rng.choice([1, 0, "a", "", -5,
+                                                                 rng.randint(2, 99)]),
+                             "method": method}
     elif roll < 0.75:
         m = {"jsonrpc": "2.0", "method": method}
     elif roll < 0.85:

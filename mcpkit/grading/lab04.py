@@ -742,8 +742,8 @@ _WORDS = ("Café", "tea", "MCP", "Milk", "notes", "ÉCOLE", "x")
 
 def _random_notes(rng: Gen) -> dict[str, dict[str, str]]:
     ids = sorted(rng.sample(range(1, 12), rng.randint(0, 4)))
-    return {str(i): {"title": " ".join(rng.sample(_WORDS, 2)), "body": rng.choice(_WORDS)}
-            for i in ids}
+    return {str(i): {"title": " ".join(rng.sample(_WORDS, 2)),
+                     "body": rng.choice([*_WORDS, ""])} for i in ids}
 
 
 def _note_id(rng: Gen, notes: dict[str, Any]) -> str:
@@ -775,9 +775,9 @@ def _tool_call(rng: Gen, notes: dict[str, Any]) -> tuple[str, Any]:
             arguments["limit"] = rng.randint(0, 3)
         return "tools/call", {"name": "notes_search", "arguments": arguments}
     if roll < 0.7:
-        title = rng.choice(["Tea", "Café ☕", "  ", "", "x", "Milk"])
+        title = rng.choice(["Tea", "Café ☕", "  ", "", "x", "Milk", " Tea ", "\té"])
         return "tools/call", {"name": "notes_create",
-                              "arguments": {"title": title, "body": rng.choice(_WORDS)}}
+                              "arguments": {"title": title, "body": rng.choice([*_WORDS, ""])}}
     return "tools/call", {"name": "notes_delete", "arguments": {"id": _note_id(rng, notes)}}
 
 
