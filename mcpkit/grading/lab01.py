@@ -567,9 +567,10 @@ def _shared_hint(cls: type) -> str | None:
     names = shared_state(cls)
     if not names:
         return None
-    return _("two decoders must not share anything: {names} belong to the class; create them "
-             "in __init__ (self.{first} = ...)", "dos decodificadores no deben compartir nada: "
-             "{names} pertenecen a la clase; créalos en __init__ (self.{first} = ...)").format(
+    return _("two decoders must not share anything: the class body holds {names}; assign "
+             "self.{first} = ... in __init__ instead",
+             "dos decodificadores no deben compartir nada: el cuerpo de la clase guarda "
+             "{names}; asigna self.{first} = ... en __init__").format(
                  names=", ".join(names), first=names[0])
 
 

@@ -328,6 +328,22 @@ def _dispatch_case(rng: Gen) -> DispatchCase:
     return DispatchCase(tables, messages)
 
 
+def _returned() -> str:
+    return _("returned", "devolvió")
+
+
+def _called() -> str:
+    return _("handlers called", "manejadores llamados")
+
+
+def _routed() -> str:
+    return _("on_response got", "on_response recibió")
+
+
+def _logged() -> str:
+    return _("logged an error", "registró un error")
+
+
 def _dispatch_seen(response: Any) -> Any:
     """A response as compared. Text is free where the dispatcher writes it (-32600, -32601,
     -32603); a handler's own JsonRpcError must arrive whole: code, message and data."""
@@ -337,8 +353,10 @@ def _dispatch_seen(response: Any) -> Any:
     shaped: dict[str, Any] = {k: v for k, v in response.items() if k != "error"}
     if error.get("code") in (-32600, -32601, -32603):
         shaped["error"] = {"code": error.get("code"),
-                           "message is text": isinstance(error.get("message"), str)}
-        shaped["leaks the exception"] = _SECRET in json.dumps(response, default=repr)
+                           _("message is text", "message es texto"):
+                           isinstance(error.get("message"), str)}
+        shaped[_("leaks the exception", "filtra la excepción")] = _SECRET in json.dumps(
+            response, default=repr)
     else:
         shaped["error"] = error
     return shaped
@@ -369,10 +387,10 @@ def _dispatch_trial(cls: type, x: DispatchCase) -> list[Step]:
         out = attempt(lambda d=dispatchers[i], m=message, c=context: d.dispatch(
             json.loads(json.dumps(m)), c))
         steps.append(Step(f"d{i}.dispatch({json.dumps(message)}, context={context!r})", {
-            "returned": _dispatch_seen(out),
-            "handlers called": logs[i][before[0]:],
-            "on_response got": responses[i][before[1]:],
-            "logged an error": errors_logged() > before[2]}))
+            _returned(): _dispatch_seen(out),
+            _called(): logs[i][before[0]:],
+            _routed(): responses[i][before[1]:],
+            _logged(): errors_logged() > before[2]}))
     return steps
 
 
@@ -404,17 +422,17 @@ def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> 
     if len(x.tables) == 2 and got.label.startswith("d1"):
         return _("two dispatchers must not share their tables: create the dicts in __init__",
                  "dos despachadores no deben compartir sus tablas: crea los dicts en __init__")
-    if want.get("handlers called") != have.get("handlers called"):
+    if want.get(_called()) != have.get(_called()):
         return _("requests and notifications have separate tables: a notification never "
                  "runs a request handler, nor the other way round",
                  "las solicitudes y las notificaciones tienen tablas separadas: una "
                  "notificación nunca ejecuta un manejador de solicitud, ni al revés")
-    if want.get("logged an error") != have.get("logged an error"):
+    if want.get(_logged()) != have.get(_logged()):
         return _("a handler that crashes is logged locally, with log.exception(...), and only "
                  "then answered (or, for a notification, forgotten)",
                  "un manejador que falla se registra localmente, con log.exception(...), y solo "
                  "después se responde (o, si es una notificación, se olvida)")
-    w, h = want.get("returned"), have.get("returned")
+    w, h = want.get(_returned()), have.get(_returned())
     if isinstance(w, dict) and isinstance(h, dict) and w.get("error") != h.get("error"):
         return _("a JsonRpcError from a handler goes out whole: error_response_from(id, exc) "
                  "keeps its code, message and data",
@@ -440,9 +458,11 @@ def _shared_hint(cls: type) -> str | None:
     names = shared_state(cls)
     if not names:
         return None
-    return _("{names} belong to the class, so every dispatcher shares them: create them in "
-             "__init__", "{names} pertenecen a la clase, así que todos los despachadores los "
-             "comparten: créalos en __init__").format(names=", ".join(names))
+    return _("two dispatchers must not share their tables: the class body holds {names}; "
+             "assign them in __init__ (self.{first} = {{}})",
+             "dos despachadores no deben compartir sus tablas: el cuerpo de la clase guarda "
+             "{names}; asígnalas en __init__ (self.{first} = {{}})").format(
+                 names=", ".join(names), first=names[0])
 
 
 def reference_serve(dispatcher: Any, chunks: list[bytes]) -> bytes:
@@ -501,7 +521,9 @@ def serve_differential(serve: Callable) -> CaseResult:
             except ValueError:
                 lines.append(line)
         return [Step("serve(dispatcher, chunks)", {
-            "responses": lines, "ends with a newline": bytes(out).endswith(b"\n") or not out})]
+            _("responses", "respuestas"): lines,
+            _("ends with a newline", "termina en un salto de línea"):
+                bytes(out).endswith(b"\n") or not out})]
 
     return differential(
         _("behaves like mcpkit's decoder + dispatcher + encoder on generated byte streams",

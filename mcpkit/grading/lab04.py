@@ -798,9 +798,22 @@ def _call_label(which: str, method: str, params: Any) -> str:
     return f"{which}: {method} {json.dumps(params, ensure_ascii=False)}"
 
 
-def _show_notes(x: NotesCase, who: str = "server") -> str:
-    start = " ; ".join(f"{who} {i} notes = {json.dumps(_store(rows), ensure_ascii=False)}"
-                       for i, rows in enumerate(x.notes))
+def _server_word() -> str:
+    return _("server", "servidor")
+
+
+def _client_word() -> str:
+    return _("client", "cliente")
+
+
+def _show_notes(x: NotesCase, who: str | None = None) -> str:
+    """The case as text; ``who`` names the callers (clients of one server, or servers)."""
+    if who is None:
+        who = _server_word()
+        start = " ; ".join(f"{who} {i}: notes = {json.dumps(_store(rows), ensure_ascii=False)}"
+                           for i, rows in enumerate(x.notes))
+    else:
+        start = f"notes = {json.dumps(_store(x.notes[0]), ensure_ascii=False)}"
     return start + " ; " + " ; ".join(_call_label(f"{who} {w}", m, p) for w, m, p in x.calls)
 
 
@@ -824,9 +837,10 @@ def _tools_trial(add_tools: Callable, x: NotesCase) -> list[Step]:
         client, store, changed = sessions[which]
         before = len(changed)
         answer = _outcome(client.request(method, params))
-        steps.append(Step(_call_label(f"server {which}", method, params), {
-            "answer": answer, "resources/updated for": changed[before:],
-            "notes now": {i: dict(n) for i, n in store.items()}}))
+        steps.append(Step(_call_label(f"{_server_word()} {which}", method, params), {
+            _("answer", "respuesta"): answer,
+            _("resources/updated for", "resources/updated de"): changed[before:],
+            _("notes now", "notas ahora"): {i: dict(n) for i, n in store.items()}}))
     for client, *_rest in sessions:
         client.close()
     return steps
@@ -835,7 +849,7 @@ def _tools_trial(add_tools: Callable, x: NotesCase) -> list[Step]:
 def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | None:
     if expected is None or got is None:
         return None
-    if len(x.notes) == 2 and got.label.startswith("server 1"):
+    if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1"):
         return _("two servers must not share state: keep the id counter inside add_tools",
                  "dos servidores no deben compartir estado: guarda el contador de ids dentro "
                  "de add_tools")
@@ -895,7 +909,7 @@ def _resources_trial(add_resources: Callable, x: NotesCase) -> list[Step]:
                         for m in messages][:1]
         else:
             seen_now = response.get("result")
-        steps.append(Step(_call_label("server", method, params), seen_now))
+        steps.append(Step(_call_label(_server_word(), method, params), seen_now))
     client.close()
     return steps
 
@@ -940,8 +954,9 @@ def _server_trial(make: Callable, x: NotesCase) -> list[Step]:
             response = {"result": {}}
         heard = [[{"notification": m["method"], "params": m.get("params")} if "method" in m
                   else _outcome(m) for m in c.drain()] for c in clients]
-        steps.append(Step(_call_label(f"client {who}", method, params),
-                          {"client 0 received": heard[0], "client 1 received": heard[1]}))
+        received = _("client {n} received", "el cliente {n} recibió")
+        steps.append(Step(_call_label(f"{_client_word()} {who}", method, params),
+                          {received.format(n=0): heard[0], received.format(n=1): heard[1]}))
     for c in clients:
         c.close()
     return steps
@@ -954,7 +969,14 @@ def server_differential(make_notes_server: Callable) -> CaseResult:
           "clientes (suscripciones, altas y bajas)"),
         key="lab04/server", generate=_server_case, trial=_server_trial,
         reference=reference_make_notes_server, learner=make_notes_server,
-        show=lambda x: _show_notes(x, "client"), cases=40, shrink=_shrink_notes,
-        hint=lambda x, e, g: _("only a client subscribed to a note's URI hears of its change",
-                               "solo un cliente suscrito al URI de una nota se entera de su "
-                               "cambio"))
+        show=lambda x: _show_notes(x, _client_word()), cases=40, shrink=_shrink_notes,
+        hint=_server_hint)
+
+
+def _server_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | None:
+    if got is None:
+        return None
+    if "notes_create" in got.label:
+        return _tools_hint(replace(x, notes=x.notes[:1]), expected, got)
+    return _("only a client subscribed to a note's URI hears of its change",
+             "solo un cliente suscrito al URI de una nota se entera de su cambio")
