@@ -425,6 +425,7 @@ class Schedule:
     sizes: tuple[tuple[int, ...], ...]  # per decoder: chunk lengths (the last takes the rest)
     order: tuple[int, ...]  # which decoder reads next
     slack: int = 0  # bytes a decoder may keep beyond the limit (an unfinished header)
+    stop: int | None = None  # feed only this many chunks (shrinking cuts the tail off)
 
     def feeds(self) -> list[tuple[int, bytes]]:
         queues = []
@@ -444,7 +445,7 @@ class Schedule:
                 out.append(queues[i].pop(0))
         for queue in queues:
             out.extend(queue)
-        return out
+        return out[: self.stop]
 
 
 def _schedule(rng: Gen, frames: Callable[[Gen, int], list[bytes]], slack: int = 0) -> Schedule:
@@ -496,6 +497,9 @@ def _show_schedule(x: Schedule) -> str:
 
 
 def _shrink_schedule(x: Schedule) -> Iterator[Schedule]:
+    feeds = len(x.feeds())
+    for stop in range(1, feeds):  # what comes after the difference does not matter
+        yield replace(x, stop=stop)
     if len(x.frames) == 2:
         for keep in (0, 1):
             yield replace(x, frames=(x.frames[keep],), sizes=(x.sizes[keep],),
