@@ -543,6 +543,7 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
     ("framing.NdjsonDecoder.feed = print", "the reference"),
     ("from mcpkit.framing import NdjsonDecoder", "the reference"),
     ("eval('1')", "uses eval"),
+    ("import logging\nlogging.disable(50)", "uses logging.disable"),
     ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
 ])
 def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
@@ -581,3 +582,10 @@ def test_the_sandbox_sees_a_patch_made_at_run_time():
         del framing.MessageTooLarge.__eq__
     assert framing.MessageTooLarge.__init__ is original
     assert isolate.changes(snap) == []
+    table = next(name for name, value in vars(jsonrpc).items() if isinstance(value, dict)
+                 and not name.startswith("__"))
+    getattr(jsonrpc, table)["planted"] = 1  # changed in place: same object, other contents
+    try:
+        assert any(f"{table} was changed in place" in c for c in isolate.changes(snap))
+    finally:
+        del getattr(jsonrpc, table)["planted"]

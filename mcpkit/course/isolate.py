@@ -33,6 +33,7 @@ import io
 import json
 import os
 import sys
+from copy import copy
 from typing import Any
 
 #: Standard modules an exercise may import: plain data and algorithms, no I/O, no internals.
@@ -53,12 +54,19 @@ FORBIDDEN_NAMES = frozenset("""
 eval exec compile __import__ globals locals vars open breakpoint input setattr delattr
 get_ipython os builtins __builtins__ gc inspect ctypes importlib grading
 """.split())
+#: Attributes of allowed modules that reach into the machinery the checks rely on.
+FORBIDDEN_PATHS = frozenset("""
+logging.disable logging.root logging.Logger.manager logging.setLoggerClass
+logging.setLogRecordFactory threading.settrace threading.setprofile
+""".split())
 #: Dunder attributes that are ordinary Python; every other one is refused.
 ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __class__ __doc__".split())
 MEMORY_LIMIT = 1024 * 1024 * 1024  # bytes of address space
 _WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools", "functools",
                    "re", "logging")
-_CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden"}}
+#: Module state that legitimately changes while checks run.
+_CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
+                                        "_collector"}}
 
 
 def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, set[str]],
@@ -93,6 +101,9 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, set[str]]
             flag(node, f"uses {path} (the grader)")
             return
         if path.startswith("sys.") and path.split(".")[1] not in SYS_ALLOWED:
+            flag(node, f"uses {path}")
+            return
+        if path in FORBIDDEN_PATHS:
             flag(node, f"uses {path}")
             return
         module, _dot, name = path.rpartition(".")
@@ -169,6 +180,15 @@ def import_bindings(code: str) -> dict[str, str]:
     return bound
 
 
+_CONTAINERS = (dict, list, set, bytearray)
+
+
+def _contents(namespace: dict[str, Any]) -> dict[str, Any]:
+    """Shallow copies of the mutable containers in a namespace: mutating one in place (a
+    registry, a table) is a change too, though the object stays the same."""
+    return {k: copy(v) for k, v in namespace.items() if type(v) in _CONTAINERS}
+
+
 def _snapshot() -> dict[str, tuple[Any, dict[str, Any]]]:
     """Every mcpkit module and class, and a few standard modules, as they are now."""
     snap: dict[str, tuple[Any, dict[str, Any]]] = {}
@@ -177,9 +197,13 @@ def _snapshot() -> dict[str, tuple[Any, dict[str, Any]]]:
                                   or name in _WATCHED_STDLIB):
             continue
         snap[name] = (module, dict(vars(module)))
+        if name.startswith("mcpkit"):
+            snap[f"{name} (contents)"] = (module, _contents(vars(module)))
         for value in list(vars(module).values()):
             if isinstance(value, type) and value.__module__ == name:
                 snap[f"{name}.{value.__qualname__}"] = (value, dict(vars(value)))
+                snap[f"{name}.{value.__qualname__} (contents)"] = (value,
+                                                                  _contents(vars(value)))
     return snap
 
 
@@ -187,9 +211,15 @@ def changes(snap: dict[str, tuple[Any, dict[str, Any]]]) -> list[str]:
     """What differs from ``snap``: replaced or removed attributes, replaced modules."""
     found = []
     for key, (obj, before) in snap.items():
+        now = vars(obj)
+        if key.endswith(" (contents)"):
+            owner = key.removesuffix(" (contents)")
+            skip = _CONFIG_KEYS.get(owner, set())
+            found += [f"{owner}.{attr} was changed in place" for attr, value in before.items()
+                      if attr not in skip and attr in now and now[attr] != value]
+            continue
         if isinstance(obj, type(sys)) and sys.modules.get(key) is not obj:
             found.append(f"sys.modules[{key!r}] was replaced")
-        now = vars(obj)
         skip = _CONFIG_KEYS.get(key, set())
         for attr, value in before.items():
             if attr in skip:
@@ -249,6 +279,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         status, report = "crashed", f"{type(exc).__name__}: {exc}"[:2000]
     else:
         status, report = "passed", printed.getvalue()
+    if cell_errors:  # what the learner would have seen when running those cells
+        report = "\n".join([*cell_errors, report])
     if status == "crashed" or not verdicts:
         passed, total, status = 0, None, "crashed"
     else:
