@@ -19,6 +19,13 @@ notebook calls it), so checkers are written once with both languages side by sid
 es)`` returns the current one. Each case runs the learner's code with standard output
 captured (prints must not change the graded output) and, where the platform allows, under a
 time limit, so a decoder stuck in a loop becomes a failed case instead of a frozen notebook.
+
+Hand-written cases say what the lesson teaches; :func:`differential` makes sure nothing else
+slips through. It runs the learner's code and mcpkit's own layer side by side on inputs from
+a seeded generator (:class:`Gen`), compares the two traces step by step, and shrinks the
+first input on which they differ. The notebook's run is fixed (``DEFAULT_SEED``, the base
+number of cases); the class grader calls :func:`configure` with a seed and a scale of its
+own, and reads each verdict from :data:`verdicts` rather than from printed text.
 """
 
 
