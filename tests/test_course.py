@@ -448,7 +448,8 @@ def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:
 def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang):
     parts = run_parts(fixture_notebook(fixture, lang), fixture.lab, lang)
     failing = [n for n, part in enumerate(parts, 1) if part["status"] != "passed"]
-    assert failing == fixture.graded_fails, [p["report"] for p in parts]
+    assert failing == fixture.graded_fails, [(p["status"], p["problems"], p["report"])
+                                             for p in parts]
     assert all(parts[n - 1]["status"] == "failed" for n in failing), "a crash is not a message"
     reports = "\n".join(parts[n - 1]["report"] for n in failing)
     assert fixture.expect.get(lang), f"{fixture.name} has no expect-{lang} lines"

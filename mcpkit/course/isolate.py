@@ -186,7 +186,8 @@ _CONTAINERS = (dict, list, set, bytearray)
 def _contents(namespace: dict[str, Any]) -> dict[str, Any]:
     """Shallow copies of the mutable containers in a namespace: mutating one in place (a
     registry, a table) is a change too, though the object stays the same."""
-    return {k: copy(v) for k, v in namespace.items() if type(v) in _CONTAINERS}
+    return {k: copy(v) for k, v in namespace.items()
+            if type(v) in _CONTAINERS and not k.startswith("__")}  # not __warningregistry__
 
 
 def _snapshot() -> dict[str, tuple[Any, dict[str, Any]]]:
