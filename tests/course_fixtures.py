@@ -96,8 +96,8 @@ def load(path: Path) -> Fixture:
 
 def wrong_fixtures(lab: str = "*") -> list[Fixture]:
     """``<lab>.wrong.py`` (the one the nbval tests also run) and ``<lab>.<kind>.wrong.py``."""
-    paths = sorted(FIXTURES.glob(f"{lab}.wrong.py")) + sorted(FIXTURES.glob(f"{lab}.*.wrong.py"))
-    return [load(p) for p in paths]
+    paths = {*FIXTURES.glob(f"{lab}.wrong.py"), *FIXTURES.glob(f"{lab}.*.wrong.py")}
+    return [load(p) for p in sorted(paths)]
 
 
 def gaming_fixtures() -> list[Fixture]:
