@@ -847,17 +847,36 @@ def _tools_trial(add_tools: Callable, x: NotesCase) -> list[Step]:
 
 
 def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | None:
-    if expected is None or got is None:
+    """A hint from what differs in the step: the new id, the notes kept, the search, or the
+    notifications."""
+    if expected is None or got is None or not isinstance(got.seen, dict):
         return None
-    if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1"):
-        return _("two servers must not share state: keep the id counter inside add_tools",
-                 "dos servidores no deben compartir estado: guarda el contador de ids dentro "
-                 "de add_tools")
-    if "notes_create" in got.label:
+    answer, updated, kept = (_("answer", "respuesta"), _("resources/updated for",
+                             "resources/updated de"), _("notes now", "notas ahora"))
+    want, have = expected.seen, got.seen
+    w, h = want.get(answer) or {}, have.get(answer) or {}
+    w_id = (w.get("value") or {}).get("id") if isinstance(w.get("value"), dict) else None
+    h_id = (h.get("value") or {}).get("id") if isinstance(h.get("value"), dict) else None
+    if "notes_create" in got.label and w_id != h_id:
+        if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1"):
+            return _("two servers must not share state: keep the id counter inside add_tools",
+                     "dos servidores no deben compartir estado: guarda el contador de ids "
+                     "dentro de add_tools")
         return _("a new id is one more than the largest id ever used, never the count of "
                  "notes: ids start at any number and have gaps",
                  "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
                  "ids empiezan en cualquier número y tienen huecos")
+    if want.get(updated) != have.get(updated):
+        return _("notify notes://{id} once for each change that happened, and only then",
+                 "avisa de notes://{id} una vez por cada cambio que se produjo, y solo entonces")
+    if want.get(kept) != have.get(kept) and w == h:
+        return _("keep each note exactly as it was given: what the tool answers and what the "
+                 "notes dict holds must agree", "guarda cada nota tal como llegó: lo que "
+                 "responde la herramienta y lo que guarda el dict de notas deben coincidir")
+    if "notes_search" in got.label:
+        return _("case-insensitive, in the title and the body, in order, at most limit notes "
+                 "(limit 0 gives none)", "sin distinguir mayúsculas, en el título y en el "
+                 "cuerpo, en orden, como mucho limit notas (limit 0 no da ninguna)")
     return None
 
 
@@ -974,9 +993,23 @@ def server_differential(make_notes_server: Callable) -> CaseResult:
 
 
 def _server_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | None:
-    if got is None:
+    if expected is None or got is None or not isinstance(got.seen, dict):
         return None
+
+    def notifications(seen: dict[str, Any]) -> list[Any]:
+        return [[m for m in messages if "notification" in m] for messages in seen.values()]
+
+    if notifications(expected.seen) != notifications(got.seen):
+        return _("only a client subscribed to a note's URI hears of its change, once per "
+                 "change that happened", "solo un cliente suscrito al URI de una nota se entera "
+                 "de su cambio, una vez por cada cambio que se produjo")
     if "notes_create" in got.label:
-        return _tools_hint(replace(x, notes=x.notes[:1]), expected, got)
-    return _("only a client subscribed to a note's URI hears of its change",
-             "solo un cliente suscrito al URI de una nota se entera de su cambio")
+        return _("a new id is one more than the largest id ever used, never the count of "
+                 "notes: ids start at any number and have gaps",
+                 "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
+                 "ids empiezan en cualquier número y tienen huecos")
+    if "notes_search" in got.label:
+        return _("case-insensitive, in the title and the body, in order, at most limit notes "
+                 "(limit 0 gives none)", "sin distinguir mayúsculas, en el título y en el "
+                 "cuerpo, en orden, como mucho limit notas (limit 0 no da ninguna)")
+    return None
