@@ -529,11 +529,23 @@ def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str |
         return _("once a message is reported as too large, drop its bytes: memory must stay "
                  "bounded", "cuando informas de que un mensaje es demasiado grande, descarta "
                  "sus bytes: la memoria debe seguir acotada")
-    if len(x.frames) == 2 and got.label.startswith("d1"):
-        return _("two decoders must not share anything: create the buffer in __init__ "
-                 "(self.buffer = ...), not in the class body",
-                 "dos decodificadores no deben compartir nada: crea el búfer en __init__ "
-                 "(self.buffer = ...), no en el cuerpo de la clase")
+    if not isinstance(want, list) or not isinstance(have, list):
+        return None
+
+    def kinds(items: list[Any]) -> list[str]:
+        return [i.type if isinstance(i, Seen) else "value" for i in items]
+
+    pairs = list(zip(kinds(want), kinds(have), strict=False))
+    first = next(((w, h) for w, h in pairs if w != h), (None, None))
+    if first[0] == "InvalidHeader":
+        return _("a Content-Length value is ASCII digits only, spaces around it allowed: no "
+                 "sign, no decimal point, no hexadecimal",
+                 "un valor de Content-Length son solo dígitos ASCII, con espacios alrededor: ni "
+                 "signo, ni punto decimal, ni hexadecimal")
+    if first[1] == "InvalidHeader":
+        return _("header names are case-insensitive and may have spaces around them; other "
+                 "headers are ignored", "los nombres de cabecera no distinguen mayúsculas y "
+                 "pueden llevar espacios alrededor; las demás cabeceras se ignoran")
     big_w = [w for w in want if isinstance(w, Seen) and w.type == "MessageTooLarge"] \
         if isinstance(want, list) else []
     big_h = [h for h in have if isinstance(h, Seen) and h.type == "MessageTooLarge"] \
@@ -550,7 +562,7 @@ def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str |
         return _("a message of exactly max_message_size bytes is accepted: too large means "
                  "> limit, not >=", "un mensaje de exactamente max_message_size bytes se "
                  "acepta: demasiado grande significa > límite, no >=")
-    if len(big_w) > len(big_h):
+    if first == ("MessageTooLarge", "value"):
         return _("a message over max_message_size bytes is MessageTooLarge, reported once",
                  "un mensaje de más de max_message_size bytes es MessageTooLarge, informado "
                  "una vez")

@@ -386,6 +386,11 @@ def error_for_differential(error_for: Callable) -> CaseResult:
     def hint(x: bytes, expected: Step | None, got: Step | None) -> str | None:
         want = expected.seen if expected else None
         have = got.seen if got else None
+        if isinstance(have, Seen) and have.raised:
+            return _("error_for never raises: whatever cannot be read as JSON (RecursionError "
+                     "included) is a parse error, -32700 with id null",
+                     "error_for nunca lanza: lo que no se puede leer como JSON (RecursionError "
+                     "incluido) es un error de análisis, -32700 con id null")
         if isinstance(want, dict) and isinstance(have, dict) and want.get("id") != have.get("id"):
             return _("answer with the message's own id when it is a string or an integer "
                      "(not a bool), else null", "responde con el id del propio mensaje si es "

@@ -419,14 +419,22 @@ def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> 
     if expected is None or got is None or not isinstance(got.seen, dict):
         return None
     want, have = expected.seen, got.seen
-    if len(x.tables) == 2 and got.label.startswith("d1"):
-        return _("two dispatchers must not share their tables: create the dicts in __init__",
-                 "dos despachadores no deben compartir sus tablas: crea los dicts en __init__")
-    if want.get(_called()) != have.get(_called()):
+    called_w, called_h = want.get(_called()) or [], have.get(_called()) or []
+    if [c.get("handler") for c in called_w] == [c.get("handler") for c in called_h] \
+            and called_w != called_h:
+        return _("handlers get (params, context): params {} when the message has none, and "
+                 "the context dispatch() was given", "los manejadores reciben (params, "
+                 "context): params {} si el mensaje no trae, y el context que recibió "
+                 "dispatch()")
+    if called_w != called_h:
         return _("requests and notifications have separate tables: a notification never "
                  "runs a request handler, nor the other way round",
                  "las solicitudes y las notificaciones tienen tablas separadas: una "
                  "notificación nunca ejecuta un manejador de solicitud, ni al revés")
+    if want.get(_routed()) != have.get(_routed()):
+        return _("a response (result or error) goes to on_response, and dispatch() returns "
+                 "None", "una respuesta (result o error) va a on_response, y dispatch() "
+                 "devuelve None")
     if want.get(_logged()) != have.get(_logged()):
         return _("a handler that crashes is logged locally, with log.exception(...), and only "
                  "then answered (or, for a notification, forgotten)",
