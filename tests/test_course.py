@@ -590,3 +590,20 @@ def test_the_sandbox_sees_a_patch_made_at_run_time():
         assert any(f"{table} was changed in place" in c for c in isolate.changes(snap))
     finally:
         del getattr(jsonrpc, table)["planted"]
+
+
+def test_an_object_that_claims_to_equal_everything_gains_nothing():
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+    class Liar(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    assert not grading.case("any", lambda: Anything(), {"jsonrpc": "2.0"}).ok
+    assert not grading.case("str", lambda: Liar("request"), "result").ok
+    assert not grading.case("list", lambda: [Liar("a")], ["b"]).ok
+    assert grading.case("fine", lambda: Liar("request"), "request").ok

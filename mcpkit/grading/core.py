@@ -298,6 +298,10 @@ class Err:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Err):
             return other.name == self.name and other.attrs == self.attrs
+        if isinstance(other, Seen):  # a returned error, as seen() shows it
+            attrs = dict(other.attrs)
+            return (not other.raised and other.type == self.name
+                    and all(_equal(attrs.get(k, _MISSING), v) for k, v in self.attrs.items()))
         return (isinstance(other, BaseException) and type(other).__name__ == self.name
                 and all(_equal(getattr(other, k, _MISSING), v) for k, v in self.attrs.items()))
 
@@ -336,7 +340,7 @@ def case(
         if hint:
             details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details)
-    got = outcome.value
+    got = seen(outcome.value)
     if normalize is not None:
         try:
             got = normalize(got)
@@ -374,13 +378,14 @@ def predicate(
         if hint:
             details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details)
+    value = seen(outcome.value)
     try:
-        ok = bool(test(outcome.value))
+        ok = bool(test(value))
     except Exception:
         ok = False
     if ok:
         return CaseResult(name, True)
-    details.append(_label(_("got:", "obtenido:")) + _short(outcome.value))
+    details.append(_label(_("got:", "obtenido:")) + _short(value))
     if hint:
         details.append(_label(_("hint:", "pista:")) + hint)
     return CaseResult(name, False, details)
@@ -498,28 +503,68 @@ def _freeze(value: Any) -> Any:
         return repr(value)
 
 
+_PLAIN = (type(None), bool, int, float, str, bytes)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Something that is not plain data (a learner's own object): shown by its type, equal
+    only to itself, so an object that claims to equal everything gains nothing."""
+
+    type: str
+
+    def __repr__(self) -> str:
+        return f"<{self.type} object>"
+
+
 def seen(value: Any) -> Any:
-    """A value as compared: error instances become Seen, lists and dicts are walked."""
+    """A value as compared: plain data only. Error instances become Seen; lists, tuples and
+    dicts are rebuilt from their contents (subclasses cannot bend ``==``); str, int and
+    bytes subclasses become the plain type; anything else is Opaque."""
+    try:
+        return _seen(value)
+    except RecursionError:  # a hostile, deeply nested value: compared by its outer type
+        return Opaque(f"{type(value).__name__}, nested too deeply to show")
+
+
+def _seen(value: Any) -> Any:
+    kind = type(value)
+    if kind in _PLAIN or kind in (Seen, Opaque):
+        return value
     if isinstance(value, BaseException):
         return Seen.of(value)
     if isinstance(value, list | tuple):
-        return [seen(v) for v in value]
+        return [_seen(v) for v in (list.__iter__(value) if isinstance(value, list)
+                                  else tuple.__iter__(value))]
     if isinstance(value, dict):
-        return {k: seen(v) for k, v in value.items()}
-    return value
+        return {_seen(k): _seen(v) for k, v in dict.items(value)}
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    # The base type's own slot, not the subclass's: an overridden __str__ or __eq__ is ignored.
+    if isinstance(value, str):
+        return str.__getitem__(value, slice(None))
+    if isinstance(value, bytes):
+        return bytes.__getitem__(value, slice(None))
+    if isinstance(value, int):
+        return int.__add__(value, 0)
+    if isinstance(value, float):
+        return float.__add__(value, 0.0)
+    return Opaque(kind.__name__)
 
 
-def attempt(thunk: Callable[[], Any]) -> Any:
-    """Call ``thunk``: what it returned (errors as Seen), or a Seen with ``raised`` set.
+def attempt(thunk: Callable[[], Any], plain: bool = True) -> Any:
+    """Call ``thunk``: what it returned (as :func:`seen` shows it, unless ``plain`` is false:
+    an instance the check goes on to use), or a Seen with ``raised`` set.
 
     NotImplementedError and the time limit pass through: they end the whole check.
     """
     try:
-        return seen(thunk())
+        value = thunk()
     except (NotImplementedError, _Stuck):
         raise
     except Exception as exc:
         return Seen.of(exc, raised=True)
+    return seen(value) if plain else value
 
 
 @dataclass

@@ -475,7 +475,7 @@ def _decoder_trial(cls: type, x: Schedule) -> list[Step]:
     steps: list[Step] = []
     decoders = []
     for i in range(len(x.frames)):
-        made = attempt(lambda: cls(max_message_size=x.limit))
+        made = attempt(lambda: cls(max_message_size=x.limit), plain=False)
         if isinstance(made, Seen):
             return [Step(f"d{i} = Decoder(max_message_size={x.limit})", made)]
         decoders.append(made)

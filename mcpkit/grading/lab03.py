@@ -369,7 +369,7 @@ def _dispatch_trial(cls: type, x: DispatchCase) -> list[Step]:
     for i, table in enumerate(x.tables):
         log: list = []
         got: list = []
-        made = attempt(lambda got=got: cls(on_response=got.append))
+        made = attempt(lambda got=got: cls(on_response=got.append), plain=False)
         if isinstance(made, Seen):
             return [Step("Dispatcher(on_response=...)", made)]
         for tag, (kind, method, how) in enumerate(table):
