@@ -487,8 +487,10 @@ class Seen:
 
     @classmethod
     def of(cls, exc: BaseException, raised: bool = False) -> Seen:
-        attrs = tuple((a, _freeze(getattr(exc, a))) for a in cls.MEANINGFUL if hasattr(exc, a))
-        return cls(type(exc).__name__, attrs, raised)
+        # Through seen(): an attribute (or a class name) cannot bend == either.
+        attrs = tuple((a, _freeze(seen(getattr(exc, a)))) for a in cls.MEANINGFUL
+                      if hasattr(exc, a))
+        return cls(seen(type(exc).__name__), attrs, raised)
 
     def __repr__(self) -> str:
         inner = " ".join([self.type, *(f"{k}={v!r}" for k, v in self.attrs)])
