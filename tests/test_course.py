@@ -184,7 +184,7 @@ def test_an_unstarted_exercise_gets_a_short_report_and_a_hint():
 
 
 def test_a_case_that_never_ends_is_stopped(monkeypatch):
-    monkeypatch.setattr(grading, "CASE_TIME_LIMIT", 0.2)
+    monkeypatch.setattr(grading.core, "CASE_TIME_LIMIT", 0.2)
 
     def forever():
         while True:
@@ -225,7 +225,7 @@ def test_the_lab_checkers_accept_mcpkits_own_layers(capsys):
     grading.check_content_length_decoder(framing.ContentLengthDecoder)
     grading.check_classify(jsonrpc.classify)
     grading.check_dispatcher(dispatch.Dispatcher)
-    out = capsys.readouterr().out.splitlines()
+    out = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("  (")]
     assert len(out) == 5 and all(line.startswith("✓ ") for line in out)
 
 
@@ -254,38 +254,8 @@ def test_the_notes_server_checkers_pass_the_solution(capsys):
     grading.check_note_tools(lab["add_tools"])
     grading.check_note_resources(lab["add_resources"])
     grading.check_notes_server(lab["make_notes_server"])
-    out = capsys.readouterr().out.splitlines()
+    out = [line for line in capsys.readouterr().out.splitlines() if line.startswith("✓")]
     assert len(out) == 3 and all(re.fullmatch(r"✓ (\d+)/\1 checks passed", line) for line in out)
-
-
-@pytest.mark.parametrize("function, edit, checker, failed", [
-    ("add_tools", (".casefold()", ""), "check_note_tools",
-     ["notes_search finds a title whatever its case",
-      "notes_search looks in the body too, case-insensitively",
-      "notes_search: accented capitals match too"]),
-    ("add_tools", ("found[:limit]", "found"), "check_note_tools",
-     ["notes_search: limit caps the number of results",
-      "notes_search: at most 10 results by default"]),
-    ("add_tools", ("str(next(ids))", "str(len(notes) + 1)"), "check_note_tools",
-     ["ids are never reused, even after deleting the newest note"]),
-    ("add_tools", ("destructive=False, ", ""), "check_note_tools",
-     ["notes_create only adds (destructiveHint false)"]),
-    ("add_tools", ("def notes_delete(id: str)", "def notes_delete(id: int | str)"),
-     "check_note_tools",
-     ["notes_delete: id is a string (ids are strings)"]),
-    ("add_resources", ("raise InvalidParams(", "raise KeyError("), "check_note_resources",
-     ["review_note of an unknown note: protocol error -32602, not a crash"]),
-    ("make_notes_server", ("add_resources(server, notes)", "add_resources(server, dict(notes))"),
-     "check_notes_server",
-     ["tools and resources share the notes: a created note can be read"]),
-], ids=["case-sensitive-search", "no-limit", "reused-ids", "create-not-additive", "int-id",
-        "prompt-keyerror", "separate-stores"])
-def test_the_notes_server_checkers_catch_plausible_mistakes(function, edit, checker, failed):
-    lab = _lab04(**{function: edit})
-    with pytest.raises(AssertionError) as info:
-        getattr(grading, checker)(lab[function])
-    report = str(info.value)
-    assert [line[4:] for line in report.splitlines() if line.startswith("  ✗ ")] == failed, report
 
 
 def test_setup_check_passes_here(capsys):
@@ -347,7 +317,9 @@ def test_graded_cells_are_read_only_and_carry_their_expected_output():
                 assert cell.execution_count is not None
                 [out] = cell.outputs
                 word = "checks passed" if lang == "en" else "comprobaciones superadas"
-                assert re.fullmatch(rf"✓ (\d+)/\1 {word}\n", out.text), (path.name, cell.id)
+                more = "more generated cases" if lang == "en" else "más casos generados"
+                assert re.fullmatch(rf"✓ (\d+)/\1 {word}\n  \(.*{more}.*\)\n", out.text), (
+                    path.name, cell.id)
 
 
 def test_labs_hold_no_solutions():
@@ -446,3 +418,192 @@ def test_kernel_trouble_is_told_apart_from_a_learners_endless_loop():
         ("d.ipynb", 2): ("passed", ""),
     }
     assert course_grade.kernel_troubles(results) == {"a.ipynb", "c.ipynb"}
+
+
+# --------------------------------------------------------------------------- wrong answers
+
+from course_fixtures import notebook as fixture_notebook  # noqa: E402
+from course_fixtures import wrong_fixtures  # noqa: E402
+
+from mcpkit.course import isolate  # noqa: E402
+from mcpkit.grading import core  # noqa: E402
+
+LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server")
+
+
+def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:
+    """Every graded part of ``nb``, through the class grader's own job runner, in this
+    process (the notebook's seed unless told): what the sandbox would answer."""
+    pristine = read(ROOT / "labs" / lang / f"{lab}.ipynb")
+    try:
+        return [isolate.run_job(job)
+                for job in course_grade.part_jobs(nb, pristine, lab, lang, seed, scale)]
+    finally:
+        core.configure()
+        grading.set_language("en")
+
+
+@pytest.mark.parametrize("lang", src.LANGS)
+@pytest.mark.parametrize("fixture", wrong_fixtures(), ids=lambda f: f.name)
+def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang):
+    parts = run_parts(fixture_notebook(fixture, lang), fixture.lab, lang)
+    failing = [n for n, part in enumerate(parts, 1) if part["status"] != "passed"]
+    assert failing == fixture.graded_fails, [(p["status"], p["problems"], p["report"])
+                                             for p in parts]
+    assert all(parts[n - 1]["status"] == "failed" for n in failing), "a crash is not a message"
+    reports = "\n".join(parts[n - 1]["report"] for n in failing)
+    assert fixture.expect.get(lang), f"{fixture.name} has no expect-{lang} lines"
+    for text in fixture.expect[lang]:
+        assert text in reports, reports
+
+
+def test_every_lab_has_many_kinds_of_wrong_answer():
+    for lab in LAB_STEMS:
+        fixtures = wrong_fixtures(lab)
+        assert len(fixtures) >= 8, lab
+        assert len({tuple(f.expect["en"]) for f in fixtures}) == len(fixtures), lab
+
+
+@pytest.mark.parametrize("lab", LAB_STEMS)
+def test_solutions_pass_the_generated_cases_of_many_seeds(lab):
+    nb = read(ROOT / "solutions" / "en" / f"{lab}.ipynb")
+    for seed in range(12):
+        parts = run_parts(nb, lab, "en", seed=seed)
+        assert [p["status"] for p in parts] == ["passed"] * len(parts), (seed, parts)
+
+
+def test_the_engine_finds_a_bug_that_no_hand_written_case_covers(capsys):
+    """A copy of mcpkit's NDJSON decoder that forgets its buffer on an empty read: every
+    hand-written case passes, the generated ones find it, and shrink it to a few reads."""
+
+    class Planted(framing.NdjsonDecoder):
+        def feed(self, data):
+            if not data:
+                self._buf.clear()
+            return super().feed(data)
+
+    with pytest.raises(AssertionError) as info:
+        grading.check_ndjson_decoder(Planted)
+    failed = [line for line in str(info.value).splitlines() if line.startswith("  ✗ ")]
+    assert failed == ["  ✗ behaves like mcpkit's NdjsonDecoder on generated streams (random "
+                      "chunks, sizes around the limit, two decoders side by side)"]
+    found_input = next(line for line in str(info.value).splitlines() if "input:" in line)
+    assert "feed(b'')" in found_input and found_input.count("feed(") <= 4, found_input
+    found = 0
+    for seed in range(20):
+        core.configure(seed)
+        result = grading.lab01.ndjson_differential(Planted)
+        found += not result.ok
+        assert grading.lab01.ndjson_differential(framing.NdjsonDecoder).ok
+    core.configure()
+    assert found >= 15
+
+
+def test_a_report_shows_the_learners_value_cut_around_the_first_difference():
+    expected = {"items": ["x" * 300 + "A"]}
+    got = {"items": ["x" * 300 + "B"]}
+    result = grading.case("long", lambda: got, expected)
+    lines = dict(line.split(None, 1) for line in result.details)
+    assert lines["expected:"].endswith("A']}") and lines["got:"].endswith("B']}")
+    assert lines["got:"].startswith("…") and len(lines["got:"]) < 200
+
+
+def test_a_hint_is_shown_when_the_learners_code_raised_too():
+    def broken():
+        raise KeyError("x")
+
+    result = grading.case("c", broken, 1, hint="look at the keys")
+    assert result.details[-1].endswith("look at the keys")
+    assert any("raised KeyError" in d for d in result.details)
+
+
+def test_an_error_message_is_free_text_but_shown_as_it_came():
+    from mcpkit.grading.core import ANY_TEXT, error_shape
+
+    response = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": 7}}
+    result = grading.case("msg", lambda: response,
+                          {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601,
+                                                                "message": ANY_TEXT}},
+                          normalize=error_shape)
+    assert not result.ok and "'message': 7" in result.details[-1]
+
+
+# --------------------------------------------------------------------------- the sandbox
+
+
+@pytest.mark.parametrize("code, problem", [
+    ("from mcpkit import grading", "the grader"),
+    ("import mcpkit.grading.core as c", "the grader"),
+    ("import os", "imports os"),
+    ("import sys\nsys.modules['mcpkit.grading'] = None", "uses sys.modules"),
+    ("from sys import excepthook", "uses sys.excepthook"),
+    ("x = __builtins__", "__builtins__"),
+    ("f = (lambda: 0).__globals__", "__globals__"),
+    ("getattr(json, 'lo' + 'ads')", "computed"),
+    ("json.loads = print", "changes json"),
+    ("framing.NdjsonDecoder.feed = print", "the reference"),
+    ("from mcpkit.framing import NdjsonDecoder", "the reference"),
+    ("eval('1')", "uses eval"),
+    ("import logging\nlogging.disable(50)", "uses logging.disable"),
+    ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
+])
+def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
+    found = isolate.scan(code, {"json": "json", "framing": "mcpkit.framing"},
+                         grading.OFF_LIMITS["lab01_framing"])
+    assert any(problem in p for p in found), found
+
+
+def test_the_sandbox_lets_ordinary_code_through():
+    code = ("import sys\nimport itertools\nfrom mcpkit.framing import InvalidJson\n"
+            "print(sys.maxsize, file=sys.stderr)\nx = getattr(object(), 'real', None)\n"
+            "class D:\n    def __init__(self):\n        self.buffer = bytearray()\n"
+            "        super().__init__()\n        self.__class__.count = 1\n")
+    assert isolate.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
+
+
+def test_the_sandbox_flags_nothing_in_the_solutions():
+    for lab in LAB_STEMS:
+        nb = read(ROOT / "solutions" / "en" / f"{lab}.ipynb")
+        names: dict = {}
+        for cell in nb.cells:
+            if "setup" in cell.metadata.get("tags", []):
+                names.update(isolate.import_bindings(cell.source))
+        for cell in nb.cells:
+            if "exercise" in cell.metadata.get("tags", []):
+                assert isolate.scan(cell.source, names, grading.OFF_LIMITS[lab]) == [], cell.id
+
+
+def test_the_sandbox_sees_a_patch_made_at_run_time():
+    snap = isolate._snapshot()
+    original = framing.MessageTooLarge.__init__
+    try:
+        framing.MessageTooLarge.__eq__ = lambda self, other: True
+        assert any("MessageTooLarge.__eq__ was added" in c for c in isolate.changes(snap))
+    finally:
+        del framing.MessageTooLarge.__eq__
+    assert framing.MessageTooLarge.__init__ is original
+    assert isolate.changes(snap) == []
+    table = next(name for name, value in vars(jsonrpc).items() if isinstance(value, dict)
+                 and not name.startswith("__"))
+    getattr(jsonrpc, table)["planted"] = 1  # changed in place: same object, other contents
+    try:
+        assert any(f"{table} was changed in place" in c for c in isolate.changes(snap))
+    finally:
+        del getattr(jsonrpc, table)["planted"]
+
+
+def test_an_object_that_claims_to_equal_everything_gains_nothing():
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+    class Liar(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    assert not grading.case("any", lambda: Anything(), {"jsonrpc": "2.0"}).ok
+    assert not grading.case("str", lambda: Liar("request"), "result").ok
+    assert not grading.case("list", lambda: [Liar("a")], ["b"]).ok
+    assert grading.case("fine", lambda: Liar("request"), "request").ok

@@ -5,7 +5,8 @@
 - a lab filled with the solution passes; filled with a plausible wrong answer (a fixture per
   lab under tests/fixtures/course/) it fails in the intended graded cell with the intended
   message, in both languages;
-- ``grade`` turns a folder of three learners (right, wrong, tampered) into the expected CSV.
+- ``grade`` turns a folder of three learners (right, wrong, tampered) into the expected CSV,
+  and no attempt to game it (a fixture per kind) earns a point.
 
 nbval runs in subprocesses (two at a time) over many notebooks at once: one kernel start per
 notebook is the cost that matters, not pytest's.
@@ -225,13 +226,14 @@ def test_grade_a_class_of_right_wrong_and_tampered_submissions(tmp_path):
 
     out = tmp_path / "grades.csv"
     junit = tmp_path / "grades.junit.xml"
-    rows = course_grade.grade(subs, root=ROOT, junit=junit)
+    rows = course_grade.grade(subs, root=ROOT, junit=junit, seed=3)
     course_grade.write_csv(rows, out)
     assert out.read_text() == (FIXTURES / "grades.expected.csv").read_text()
 
     report = junit.read_text(encoding="utf-8")
     assert 'name="carol/lab01_framing"' in report
-    assert "✗ 13/15 checks passed" in report
+    assert "lab01_framing-16 [failed: " in report
+    assert "✗ a UTF-8 character split across reads" in report
     with out.open() as f:
         assert [r["status"] for r in csv.DictReader(f)] == [
             "passed", "passed", "failed", "missing", "failed", "missing"]
@@ -248,5 +250,45 @@ def test_grade_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = (tmp_path / "g.csv").read_text().splitlines()
     assert lines[0] == ",".join(course_grade.CSV_FIELDS)
-    assert lines[1].startswith("dora,lab03_dispatch,es,passed,22,22,10.00,10,0")
+    assert lines[1].startswith("dora,lab03_dispatch,es,passed,24,24,10.00,10,0,")
     assert (tmp_path / "g.junit.xml").exists()
+
+
+def test_gaming_class_grading_earns_nothing(tmp_path):
+    """Every gaming fixture is graded beside the same exercise code without the gaming; the
+    gamed part scores zero (or exactly what the honest code scores), the others full marks."""
+    from course_fixtures import gaming_fixtures, honest
+    from course_fixtures import notebook as fixture_notebook
+
+    subs = tmp_path / "class"
+    fixtures = gaming_fixtures()
+    assert len(fixtures) >= 12
+    for fixture in fixtures:
+        lang = fixture.options.get("notebook", "en")
+        for learner, version in ((fixture.name, fixture), (f"{fixture.name}-honest",
+                                                            honest(fixture))):
+            (subs / learner).mkdir(parents=True)
+            nbformat.write(fixture_notebook(version, lang), subs / learner / f"{fixture.lab}.ipynb")
+    rows = course_grade.grade(subs, root=ROOT, junit=tmp_path / "g.xml", timeout=20, seed=11)
+    by_learner = {(r.learner, r.lab): r for r in rows if r.graded}
+    for fixture in fixtures:
+        row = by_learner[(fixture.name, fixture.lab)]
+        baseline = by_learner[(f"{fixture.name}-honest", fixture.lab)]
+        for n, (part, plain) in enumerate(zip(row.graded, baseline.graded, strict=True), 1):
+            if n in fixture.zero:
+                assert part.passed == 0, (fixture.name, n, part)
+            elif n in fixture.same_as_honest:
+                assert part.passed == plain.passed < part.total, (fixture.name, n, part)
+            else:
+                assert part.passed == part.total, (fixture.name, n, part)
+        assert row.points <= baseline.points, fixture.name
+    statuses = {f.name: by_learner[(f.name, f.lab)] for f in fixtures}
+    loop = statuses["lab01_framing.endless-loop.gaming"]
+    assert [g.status for g in loop.graded] == ["passed", "passed", "timeout", "passed"]
+    assert "lab01_framing-16 timeout" in loop.as_csv()["problems"]
+    assert statuses["lab01_framing.exit.gaming"].graded[2].status == "crashed"
+    flagged = statuses["lab01_framing.exercise-patches-grader.gaming"]
+    assert flagged.status == "flagged" and flagged.points == 0
+    assert any("the grader" in p for g in flagged.graded for p in g.problems)
+    report = (tmp_path / "g.xml").read_text(encoding="utf-8")
+    assert "timeout: killed after 20 s" in report and 'value="11"' in report

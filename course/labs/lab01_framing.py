@@ -24,6 +24,12 @@
 # pytest --nbval-lax --nbval-current-env labs/en/lab01_framing.ipynb
 # ```
 #
+# **What your instructor grades.** Only the code in the exercise cells (those with
+# `# YOUR CODE HERE`), run on its own in a fresh Python process, on more generated cases than
+# the graded cells here try and with a seed you do not see. Keep every definition an exercise
+# needs in its exercise cells, and leave `grading` alone: code that touches the grader scores
+# zero.
+#
 # Your code must not do any I/O: decoders take bytes in and hand items out, exactly like
 # `mcpkit.framing`. You may reuse the error classes of `mcpkit.framing` (imported below), but
 # not its encoders or decoders: that is what you are writing.
@@ -54,7 +60,12 @@
 # ```
 # pytest --nbval-lax --nbval-current-env labs/es/lab01_framing.ipynb
 # ```
-# `pytest --nbval-lax labs/es/lab01_framing.ipynb`.
+#
+# **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan
+# `# YOUR CODE HERE`), ejecutado por separado en un proceso de Python nuevo, con más casos
+# generados de los que prueban aquí las celdas calificadas y con una semilla que no ves. Deja
+# en las celdas de ejercicio todas las definiciones que necesitan, y no toques `grading`: el
+# código que manipula el calificador obtiene cero.
 #
 # Tu código no debe hacer ninguna E/S: los decodificadores reciben bytes y entregan elementos,
 # exactamente como `mcpkit.framing`. Puedes reutilizar las clases de error de `mcpkit.framing`

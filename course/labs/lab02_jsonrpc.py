@@ -24,6 +24,12 @@
 # pytest --nbval-lax --nbval-current-env labs/en/lab02_jsonrpc.ipynb
 # ```
 #
+# **What your instructor grades.** Only the code in the exercise cells (those with
+# `# YOUR CODE HERE`), run on its own in a fresh Python process, on more generated cases than
+# the graded cells here try and with a seed you do not see. Keep every definition an exercise
+# needs in its exercise cells, and leave `grading` alone: code that touches the grader scores
+# zero.
+#
 # This lab does not use your lab 01: decoding is done for you with `json`. You may use the
 # builders and error classes of `mcpkit.jsonrpc` imported below, but not `jsonrpc.classify`.
 
@@ -53,6 +59,12 @@
 # ```
 # pytest --nbval-lax --nbval-current-env labs/es/lab02_jsonrpc.ipynb
 # ```
+#
+# **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan
+# `# YOUR CODE HERE`), ejecutado por separado en un proceso de Python nuevo, con más casos
+# generados de los que prueban aquí las celdas calificadas y con una semilla que no ves. Deja
+# en las celdas de ejercicio todas las definiciones que necesitan, y no toques `grading`: el
+# código que manipula el calificador obtiene cero.
 #
 # Este laboratorio no usa tu laboratorio 01: la decodificación se hace con `json`. Puedes usar
 # los constructores y las clases de error de `mcpkit.jsonrpc` importados abajo, pero no

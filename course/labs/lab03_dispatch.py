@@ -22,6 +22,12 @@
 # pytest --nbval-lax --nbval-current-env labs/en/lab03_dispatch.ipynb
 # ```
 #
+# **What your instructor grades.** Only the code in the exercise cells (those with
+# `# YOUR CODE HERE`), run on its own in a fresh Python process, on more generated cases than
+# the graded cells here try and with a seed you do not see. Keep every definition an exercise
+# needs in its exercise cells, and leave `grading` alone: code that touches the grader scores
+# zero.
+#
 # This lab builds on `mcpkit`'s own layers, not on your earlier labs: `jsonrpc.classify`
 # validates messages for you, and `mcpkit.framing` frames them.
 
@@ -49,6 +55,12 @@
 # ```
 # pytest --nbval-lax --nbval-current-env labs/es/lab03_dispatch.ipynb
 # ```
+#
+# **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan
+# `# YOUR CODE HERE`), ejecutado por separado en un proceso de Python nuevo, con más casos
+# generados de los que prueban aquí las celdas calificadas y con una semilla que no ves. Deja
+# en las celdas de ejercicio todas las definiciones que necesitan, y no toques `grading`: el
+# código que manipula el calificador obtiene cero.
 #
 # Este laboratorio se apoya en las capas de `mcpkit`, no en tus laboratorios anteriores:
 # `jsonrpc.classify` valida los mensajes por ti y `mcpkit.framing` los enmarca.

@@ -24,6 +24,12 @@
 # pytest --nbval-lax --nbval-current-env labs/en/lab04_server.ipynb
 # ```
 #
+# **What your instructor grades.** Only the code in the exercise cells (those with
+# `# YOUR CODE HERE`), run on its own in a fresh Python process, on more generated cases than
+# the graded cells here try and with a seed you do not see. Keep every definition an exercise
+# needs in its exercise cells, and leave `grading` alone: code that touches the grader scores
+# zero.
+#
 # This lab builds on `mcpkit`'s own layers, not on your earlier labs: `mcpkit.Server` speaks
 # the protocol (handshake, dispatch, schemas, errors, subscriptions) and you write what the
 # server offers. The checks talk to your server the way a client would, with real JSON-RPC
@@ -55,6 +61,12 @@
 # ```
 # pytest --nbval-lax --nbval-current-env labs/es/lab04_server.ipynb
 # ```
+#
+# **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan
+# `# YOUR CODE HERE`), ejecutado por separado en un proceso de Python nuevo, con más casos
+# generados de los que prueban aquí las celdas calificadas y con una semilla que no ves. Deja
+# en las celdas de ejercicio todas las definiciones que necesitan, y no toques `grading`: el
+# código que manipula el calificador obtiene cero.
 #
 # Este laboratorio se apoya en las capas de `mcpkit`, no en tus laboratorios anteriores:
 # `mcpkit.Server` habla el protocolo (handshake, despacho, esquemas, errores, suscripciones) y

@@ -2,6 +2,7 @@
 
     mcpkit-course build [--jobs N] [--only STEM ...] [--check]
     mcpkit-course grade SUBMISSIONS --out grades.csv [--junit report.xml] [--jobs N]
+                        [--timeout S] [--seed N] [--scale K]
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ def _grade(args: argparse.Namespace) -> int:
     root = find_root(args.root)
     junit = args.junit or args.out.with_suffix(".junit.xml")
     rows = grade(args.submissions, root=root, junit=junit, jobs=args.jobs,
-                 timeout=args.timeout)
+                 timeout=args.timeout, seed=args.seed, scale=args.scale)
     write_csv(rows, args.out)
     for row in rows:
         print(f"{row.learner:<20} {row.lab:<20} {row.status:<10} "
               f"{row.checks_passed:>3}/{row.checks_total:<3} {row.points:>6.2f}/{row.max_points:g}")
-    print(f"wrote {args.out} and {junit}")
+    print(f"hidden seed {rows[0].seed if rows else '-'}; wrote {args.out} and {junit}")
     return 0
 
 
@@ -63,13 +64,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="build into a temporary directory and fail if the trees differ")
     b.set_defaults(func=_build)
 
-    g = sub.add_parser("grade", help="grade SUBMISSIONS/<learner>/<lab>.ipynb with nbval")
+    g = sub.add_parser("grade", help="grade SUBMISSIONS/<learner>/<lab>.ipynb (exercise code "
+                       "only, in sandbox processes, with hidden cases)")
     g.add_argument("submissions", type=Path)
     g.add_argument("--out", type=Path, required=True, help="CSV file to write")
     g.add_argument("--junit", type=Path, default=None,
                    help="JUnit XML report (default: next to --out, .junit.xml)")
-    g.add_argument("--jobs", type=int, default=None, help="pytest processes at once")
-    g.add_argument("--timeout", type=int, default=60, help="seconds per cell")
+    g.add_argument("--jobs", type=int, default=None, help="sandbox processes at once")
+    g.add_argument("--timeout", type=int, default=60, help="seconds per graded cell")
+    g.add_argument("--seed", type=int, default=None,
+                   help="seed of the hidden cases (default: drawn at random, printed)")
+    g.add_argument("--scale", type=int, default=None,
+                   help="generated cases, as a multiple of the notebook's (default 4)")
     g.set_defaults(func=_grade)
 
     args = parser.parse_args(argv)

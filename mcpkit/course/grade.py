@@ -1,4 +1,4 @@
-"""Grade a folder of lab submissions with nbval, and write a CSV and a JUnit XML report.
+"""Grade a folder of lab submissions, and write a CSV and a JUnit XML report.
 
 Layout of the folder (one sub-folder per learner, lab files named as in ``labs/``)::
 
@@ -9,40 +9,47 @@ Layout of the folder (one sub-folder per learner, lab files named as in ``labs/`
 
 Theory of operation
 -------------------
-A learner's notebook is not trusted: its graded cells may have been edited and its saved
-outputs say nothing. So each submission is first *restored*: every graded cell (matched by
-cell id) is replaced with the pristine cell from ``labs/<lang>/`` of this course, expected
-output included, and a graded cell the learner deleted is put back in its place. The language
-comes from the notebook's metadata. The restored copies go to a temporary folder, and nbval
-runs over them in lax mode (only graded cells' outputs are compared; any exception fails its
-cell) in ``jobs`` pytest subprocesses, with a per-cell timeout and the course's IPython profile.
+A learner's notebook is not trusted: its graded cells may have been edited, its saved outputs
+say nothing, and any cell may have patched the grader in the learner's kernel. So a grade is
+computed from the exercise code alone. For every graded cell of the pristine lab in
+``labs/<lang>/`` (the language comes from the notebook's metadata, English when it is
+missing), a fresh ``python -I`` process (:mod:`mcpkit.course.isolate`) runs the pristine setup
+cells, then the learner's exercise cells (matched by cell id), then the pristine graded cell,
+and answers with the checks that passed. That process gets a time limit (it is killed after
+it) and a memory limit, so a hang or a crash costs its own part only; code that reaches for
+the grader or the interpreter's internals is flagged and scores zero.
 
-Each graded cell's checker prints ``✓ N/N ...`` or raises with ``✗ k/N ...``, so the JUnit
-report of a run says how many checks passed in every graded cell. A graded cell is worth the
-``points`` of its source; it earns them in proportion to the checks that passed.
+The checkers run with a seed drawn for this run (the same for the whole class) and
+``HIDDEN_SCALE`` times the generated cases of the notebook: cases the learner never saw. A
+graded cell earns its points in proportion to the checks that passed. Edited graded cells are
+still counted (``edited_graded_cells``) so that an instructor can look, but they change
+nothing: the course's own graded cells are the ones that run.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import json
 import os
 import re
+import secrets
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from . import source as src
-from .build import ipython_dir
 
 CSV_FIELDS = ("learner", "lab", "lang", "status", "checks_passed", "checks_total", "points",
-              "max_points", "edited_graded_cells")
+              "max_points", "edited_graded_cells", "problems")
+#: The class grader runs this many times the generated cases a notebook runs.
+HIDDEN_SCALE = 4
 _SUMMARY = re.compile(r"^[✓✗] (\d+)/(\d+) ", re.MULTILINE)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # nbval's words when the kernel itself failed (not the learner's code): worth one more try.
@@ -60,6 +67,9 @@ class Graded:
     points: float
     total: int
     passed: int = 0
+    status: str = "missing"  # passed | failed | timeout | crashed | flagged
+    report: str = ""
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -74,7 +84,7 @@ class Row:
     max_points: float = 0.0
     edited_graded_cells: int = 0
     graded: list[Graded] = field(default_factory=list)
-    workdir_name: str = ""  # where the restored copy was graded
+    seed: int = 0
 
     def as_csv(self) -> dict[str, object]:
         return {
@@ -82,6 +92,8 @@ class Row:
             "checks_passed": self.checks_passed, "checks_total": self.checks_total,
             "points": f"{self.points:.2f}", "max_points": f"{self.max_points:g}",
             "edited_graded_cells": self.edited_graded_cells,
+            "problems": "; ".join(f"{g.cell_id} {g.status}" for g in self.graded
+                                  if g.status not in ("passed", "failed")),
         }
 
 
@@ -121,20 +133,6 @@ def restore(submission: nbformat.NotebookNode, pristine: nbformat.NotebookNode) 
                 submission.cells.insert(at, copy.deepcopy(cell))
         previous_id = cell.id
     return edited
-
-
-def _graded_cells(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode) -> list[Graded]:
-    expected = {c.id: c for c in pristine.cells if _is_graded(c)}
-    found: list[Graded] = []
-    code_index = 0
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        if cell.get("id") in expected:
-            p = expected[cell.id]
-            found.append(Graded(cell.id, code_index, _points(p), _expected_total(p)))
-        code_index += 1
-    return found
 
 
 def _pristine(root: Path, lang: str, lab: str) -> nbformat.NotebookNode:
@@ -226,119 +224,161 @@ def discover(submissions: Path, labs: set[str]) -> dict[str, dict[str, Path]]:
     return found
 
 
+def _sources(nb: nbformat.NotebookNode, tag: str) -> list[nbformat.NotebookNode]:
+    return [c for c in nb.cells if c.cell_type == "code" and tag in c.metadata.get("tags", [])]
+
+
+def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: str,
+              lang: str, seed: int, scale: int) -> list[dict]:
+    """One sandbox job per graded cell of ``pristine``, with the learner's exercise code.
+
+    Exercise cells are found by the ids the pristine lab gives them, so retagging a cell
+    changes nothing; setup and graded cells are the course's own.
+    """
+    from ..grading import OFF_LIMITS
+    from .isolate import import_bindings
+
+    mine = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+    setup = [(c.id, c.source) for c in _sources(pristine, "setup")]
+    names: dict[str, str] = {}
+    for _id, code in setup:
+        names.update(import_bindings(code))
+    off_limits = {module: sorted(found) for module, found in OFF_LIMITS.get(lab, {}).items()}
+    jobs, exercises = [], []
+    for c in pristine.cells:  # a graded cell sees the exercises above it, as in the notebook
+        tags = c.metadata.get("tags", []) if c.cell_type == "code" else []
+        if "exercise" in tags:
+            exercises.append((c.id, mine[c.id].source if c.id in mine else c.source))
+        elif "graded" in tags:
+            jobs.append({"cell": c.id, "setup": setup, "exercises": list(exercises),
+                         "graded": c.source, "lang": lang, "seed": seed, "scale": scale,
+                         "setup_names": names, "off_limits": off_limits})
+    return jobs
+
+
+def run_part(job: dict, timeout: float) -> dict:
+    """Run one job in a fresh ``python -I`` (no user site, no cwd on the path); a part that
+    outlives ``timeout`` is killed and reported as timed out."""
+    token = secrets.token_hex(16)
+    # -I: no user site-packages, no PYTHON* variables, no current directory on the path; the
+    # mcpkit being graded with is put first, so a source checkout works as well as an install.
+    start = (f"import sys; sys.path.insert(0, {str(_MCPKIT_HOME)!r}); "
+             "from mcpkit.course.isolate import main; main()")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", start],
+                              input=json.dumps({**job, "token": token}), capture_output=True,
+                              text=True, timeout=timeout, env=_sandbox_env())
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "passed": 0, "total": None, "problems": [],
+                "report": f"killed after {timeout:g} s"}
+    for line in done.stdout.splitlines():
+        if line.startswith(token + " "):
+            return json.loads(line[len(token) + 1 :])
+    return {"status": "crashed", "passed": 0, "total": None, "problems": [],
+            "report": f"the process ended ({done.returncode}) without an answer"}
+
+
+_MCPKIT_HOME = Path(__file__).resolve().parents[2]
+
+
+def _sandbox_env() -> dict[str, str]:
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR")
+    return {k: v for k, v in os.environ.items() if k in keep} | {"PYTHONHASHSEED": "0"}
+
+
 def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | None = None,
-          timeout: int = 60) -> list[Row]:
-    """Grade every submission; return one row per learner and lab."""
+          timeout: int = 60, seed: int | None = None, scale: int | None = None
+          ) -> list[Row]:
+    """Grade every submission; return one row per learner and lab.
+
+    Each graded cell runs in a sandbox process of its own (:mod:`mcpkit.course.isolate`),
+    with ``seed`` (random when not given, the same for the whole class) and ``scale`` times
+    the notebook's generated cases.
+    """
     labs = {p.stem for p in (root / "labs" / src.LANGS[0]).glob("*.ipynb")}
     if not labs:
         raise FileNotFoundError(f"no lab notebooks under {root / 'labs'}; run mcpkit-course build")
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    if scale is None:
+        scale = HIDDEN_SCALE
     found = discover(Path(submissions), labs)
     assignment = sorted({lab for mine in found.values() for lab in mine})
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="mcpkit-grade-") as tmp, ipython_dir(root) as ipdir:
-        workdir = Path(tmp)
-        to_run: list[Row] = []
-        for learner, mine in found.items():
-            for lab in assignment:
-                row = Row(learner, lab)
-                rows.append(row)
-                pristine_en = _pristine(root, src.LANGS[0], lab)
-                graded_en = [c for c in pristine_en.cells if _is_graded(c)]
-                row.checks_total = sum(_expected_total(c) for c in graded_en)
-                row.max_points = sum(_points(c) for c in graded_en)
-                if lab not in mine:
-                    continue
-                try:
-                    nb = nbformat.read(mine[lab], as_version=4)
-                except Exception as exc:  # not JSON, not a notebook: nothing to run
-                    print(f"warning: cannot read {mine[lab]}: {exc}", file=sys.stderr)
-                    row.status = "unreadable"
-                    continue
-                row.lang = _lang_of(nb)
-                pristine = _pristine(root, row.lang, lab)
-                row.edited_graded_cells = restore(nb, pristine)
-                row.graded = _graded_cells(nb, pristine)
-                row.workdir_name = f"s{len(to_run):04d}/{lab}.ipynb"
-                (workdir / row.workdir_name).parent.mkdir()
-                nbformat.write(nb, workdir / row.workdir_name)
-                to_run.append(row)
+    work: list[tuple[Row, Graded, dict]] = []
+    for learner, mine in found.items():
+        for lab in assignment:
+            row = Row(learner, lab, seed=seed)
+            rows.append(row)
+            pristine_en = _pristine(root, src.LANGS[0], lab)
+            graded_en = [c for c in pristine_en.cells if _is_graded(c)]
+            row.checks_total = sum(_expected_total(c) for c in graded_en)
+            row.max_points = sum(_points(c) for c in graded_en)
+            if lab not in mine:
+                continue
+            try:
+                nb = nbformat.read(mine[lab], as_version=4)
+            except Exception as exc:  # not JSON, not a notebook: nothing to run
+                print(f"warning: cannot read {mine[lab]}: {exc}", file=sys.stderr)
+                row.status = "unreadable"
+                continue
+            row.lang = _lang_of(nb)
+            pristine = _pristine(root, row.lang, lab)
+            row.edited_graded_cells = restore(copy.deepcopy(nb), pristine)
+            row.graded = [Graded(c.id, i, _points(c), _expected_total(c))
+                          for i, c in enumerate(_sources(pristine, "graded"))]
+            for g, job in zip(row.graded, part_jobs(nb, pristine, lab, row.lang, seed, scale),
+                              strict=True):
+                work.append((row, g, job))
 
-        parallel = max(1, min(jobs or os.cpu_count() or 1, len(to_run)))
-        chunks = [to_run[i::parallel] for i in range(parallel)] if to_run else []
-        procs = [
-            subprocess.Popen(
-                nbval_args([r.workdir_name for r in chunk], workdir / f"junit-{i}.xml",
-                           rootdir=workdir, ini=workdir / "pytest.ini", timeout=timeout,
-                           sanitize=root / "course" / "sanitize.cfg"),
-                cwd=workdir, env=nbval_env(ipdir),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for i, chunk in enumerate(chunks)
-        ]
-        for proc in procs:
-            proc.wait()
-        results: dict[tuple[str, int], tuple[str, str]] = {}
-        for i in range(len(chunks)):
-            results.update(parse_junit(workdir / f"junit-{i}.xml"))
-
-        def run_serially(files: list[str], report: Path) -> None:
-            subprocess.run(
-                nbval_args(files, report, rootdir=workdir, ini=workdir / "pytest.ini",
-                           timeout=timeout, sanitize=root / "course" / "sanitize.cfg"),
-                cwd=workdir, env=nbval_env(ipdir),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-
-        rerun(results, kernel_troubles(results), workdir / "junit-retry.xml", run_serially)
-
-        for row in to_run:
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        answers = list(pool.map(lambda item: run_part(item[2], timeout), work))
+    for (_row, g, _job), answer in zip(work, answers, strict=True):
+        g.status = answer["status"]
+        g.report = answer.get("report") or ""
+        g.problems = answer.get("problems") or []
+        g.passed = min(int(answer.get("passed") or 0), g.total)
+        if g.status in ("timeout", "crashed", "flagged"):
+            g.passed = 0
+    for row in rows:
+        if not row.graded:
+            continue
+        if any(g.status == "flagged" for g in row.graded):  # no part of it can be trusted
             for g in row.graded:
-                outcome, text = results.get((row.workdir_name, g.code_index), ("error", ""))
-                if outcome == "passed":
-                    g.passed = g.total
-                else:
-                    m = _SUMMARY.search(text)
-                    g.passed = min(int(m.group(1)), g.total) if m else 0
-            row.checks_total = sum(g.total for g in row.graded)
-            row.checks_passed = sum(g.passed for g in row.graded)
-            row.max_points = sum(g.points for g in row.graded)
-            row.points = round(sum(g.points * g.passed / g.total for g in row.graded if g.total),
-                               2)
-            row.status = "passed" if row.checks_passed == row.checks_total else "failed"
-        if junit is not None:
-            write_junit(rows, results, Path(junit))
+                g.passed = 0
+        row.checks_passed = sum(g.passed for g in row.graded)
+        row.points = round(sum(g.points * g.passed / g.total for g in row.graded if g.total), 2)
+        row.status = ("flagged" if any(g.status == "flagged" for g in row.graded)
+                      else "passed" if row.checks_passed == row.checks_total else "failed")
+    if junit is not None:
+        write_junit(rows, Path(junit))
     return rows
 
 
-def write_junit(rows: list[Row], results: dict[tuple[str, int], tuple[str, str]],
-                path: Path) -> None:
-    """One <testsuite> per learner and lab; graded cells are named after their cell id."""
+def write_junit(rows: list[Row], path: Path) -> None:
+    """One <testsuite> per learner and lab, one <testcase> per graded cell (named by id)."""
     suites = ET.Element("testsuites", name="mcpkit-course grade")
     for row in rows:
         suite = ET.SubElement(suites, "testsuite", name=f"{row.learner}/{row.lab}")
-        cases = sorted(((i, c) for (f, i), c in results.items() if f == row.workdir_name),
-                       key=lambda item: item[0])
-        graded = {g.code_index: g for g in row.graded}
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="hidden seed", value=str(row.seed))
         failures = 0
-        for index, (outcome, text) in cases:
-            name = f"Cell {index}"
-            summary = text.strip().split("\n")[0]
-            if index in graded:
-                g = graded[index]
-                name += f" [graded {g.cell_id}: {g.passed}/{g.total}]"
-                m = _SUMMARY.search(text)
-                summary = m.group(0) + text[m.end():].split("\n")[0] if m else summary
+        for g in row.graded:
             case = ET.SubElement(suite, "testcase", classname=f"{row.learner}.{row.lab}",
-                                 name=name)
-            if outcome in ("failure", "error"):
-                failures += 1
-                ET.SubElement(case, "failure", message=summary).text = text
-            elif outcome == "skipped":
-                ET.SubElement(case, "skipped")
+                                 name=f"{g.cell_id} [{g.status}: {g.passed}/{g.total}]")
+            if g.status == "passed":
+                continue
+            failures += 1
+            first = (g.problems[:1] or g.report.strip().splitlines()[:1] or [g.status])[0]
+            ET.SubElement(case, "failure", message=f"{g.status}: {first}").text = "\n".join(
+                [*g.problems, g.report])
         if row.status in ("missing", "unreadable"):
             case = ET.SubElement(suite, "testcase", classname=f"{row.learner}.{row.lab}",
                                  name=row.status)
             ET.SubElement(case, "failure", message=row.status)
             failures += 1
-        suite.set("tests", str(len(suite)))
+        suite.set("tests", str(len(suite) - 1))
         suite.set("failures", str(failures))
         suite.set("errors", "0")
     ET.indent(suites)

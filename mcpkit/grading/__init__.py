@@ -1,0 +1,69 @@
+"""Checks for the course's graded cells, with feedback in the learner's language.
+
+The shared machinery (language, cases, reports, time limits, the differential engine) is in
+:mod:`mcpkit.grading.core`; the checks of each lab are in their own module (``lab01`` for
+framing, ``lab02`` for JSON-RPC, ...), so the lab you are working on has one file of checks
+to read. Graded cells call the names re-exported here.
+"""
+
+from __future__ import annotations
+
+from . import lab01, lab02, lab03, lab04
+from .core import (
+    LANGUAGES,
+    CaseResult,
+    ChecksFailed,
+    Err,
+    _,
+    case,
+    get_language,
+    predicate,
+    run_checks,
+    set_language,
+)
+from .lab00 import check_setup
+from .lab01 import (
+    check_content_length_decoder,
+    check_encoders,
+    check_ndjson_decoder,
+    check_parse_message,
+)
+from .lab02 import check_call_tool, check_classify, check_error_for
+from .lab03 import check_dispatcher, check_serve
+from .lab04 import NOTES_SEED, check_note_resources, check_note_tools, check_notes_server
+
+#: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
+OFF_LIMITS: dict[str, dict[str, set[str]]] = {
+    "lab01_framing": lab01.OFF_LIMITS,
+    "lab02_jsonrpc": lab02.OFF_LIMITS,
+    "lab03_dispatch": lab03.OFF_LIMITS,
+    "lab04_server": lab04.OFF_LIMITS,
+}
+
+__all__ = [
+    "OFF_LIMITS",
+    "LANGUAGES",
+    "NOTES_SEED",
+    "CaseResult",
+    "ChecksFailed",
+    "Err",
+    "_",
+    "case",
+    "check_call_tool",
+    "check_classify",
+    "check_content_length_decoder",
+    "check_dispatcher",
+    "check_encoders",
+    "check_error_for",
+    "check_ndjson_decoder",
+    "check_note_resources",
+    "check_note_tools",
+    "check_notes_server",
+    "check_parse_message",
+    "check_serve",
+    "check_setup",
+    "get_language",
+    "predicate",
+    "run_checks",
+    "set_language",
+]
