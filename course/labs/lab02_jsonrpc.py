@@ -184,6 +184,10 @@ grading.check_classify(classify)
 # The -32600 response carries the message's own id when it has a usable one (a string or an
 # integer), and `None` otherwise. The error `message` text is yours to choose;
 # `error_response(id, code, message)` builds the response. Use your `classify` from part 1.
+#
+# One trap: `NaN`, `Infinity` and `-Infinity` are not JSON (RFC 8259 has no such values),
+# but Python's `json.loads` accepts them. Refuse them with its `parse_constant` argument, a
+# function called with the literal's text: raise `ValueError` there.
 
 # %% [markdown] lang="es"
 # ## Parte 2 · `error_for`
@@ -200,12 +204,19 @@ grading.check_classify(classify)
 # La respuesta -32600 lleva el id del propio mensaje cuando tiene uno utilizable (una cadena o
 # un entero), y `None` en otro caso. El texto del `message` del error lo eliges tú;
 # `error_response(id, code, message)` construye la respuesta. Usa tu `classify` de la parte 1.
+#
+# Una trampa: `NaN`, `Infinity` y `-Infinity` no son JSON (RFC 8259 no tiene esos valores),
+# pero `json.loads` de Python los acepta. Recházalos con su argumento `parse_constant`, una
+# función que recibe el texto del literal: lanza `ValueError` en ella.
 
 # %%
 def error_for(raw):
     ### BEGIN SOLUTION
+    def not_json(literal):
+        raise ValueError(f"{literal} is not JSON")
+
     try:
-        message = json.loads(raw.decode("utf-8"))
+        message = json.loads(raw.decode("utf-8"), parse_constant=not_json)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return error_response(None, PARSE_ERROR, "Parse error")
     try:

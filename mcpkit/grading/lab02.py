@@ -391,6 +391,11 @@ def error_for_differential(error_for: Callable) -> CaseResult:
                      "included) is a parse error, -32700 with id null",
                      "error_for nunca lanza: lo que no se puede leer como JSON (RecursionError "
                      "incluido) es un error de análisis, -32700 con id null")
+        if isinstance(want, dict) and isinstance(have, dict) and (b"NaN" in x or b"Infinity" in x):
+            return _("NaN and Infinity are not JSON (RFC 8259): a parse error, -32700; "
+                     "json.loads accepts them unless its parse_constant raises ValueError",
+                     "NaN e Infinity no son JSON (RFC 8259): un error de análisis, -32700; "
+                     "json.loads los acepta salvo que su parse_constant lance ValueError")
         if isinstance(want, dict) and isinstance(have, dict) and want.get("id") != have.get("id"):
             return _("answer with the message's own id when it is a string or an integer "
                      "(not a bool), else null", "responde con el id del propio mensaje si es "
