@@ -143,12 +143,25 @@ METHOD_PARAMS: dict[str, dict[str, Field]] = {
 _SHAPES = {method: obj(**fields) for method, fields in METHOD_PARAMS.items()}
 
 
+# _meta's known keys and their types, flat: checked on every request, so in one loop.
+_META_TYPES = {name: field.kind.types for name, field in (_META.kind.fields or {}).items()}
+
+
 def check_meta(method: str, params: dict[str, Any]) -> None:
     """Check ``params._meta``, which every request may carry: it decides the request's era,
     so it is checked first, before the method is known to exist in that era."""
     meta = params.get("_meta")
-    if meta is not None:
-        _check_value(method, _META.kind, meta, "params._meta")
+    if meta is None:
+        return
+    if type(meta) is dict:
+        types = _META_TYPES
+        for key, value in meta.items():
+            expected = types.get(key)
+            if expected is not None and value is not None and type(value) not in expected:
+                break  # wrong: let the general path name it
+        else:
+            return
+    _check_value(method, _META.kind, meta, "params._meta")
 
 
 def check(method: str, params: dict[str, Any]) -> None:
