@@ -15,7 +15,7 @@ byte pumps    transports.stdio transports.process
 server        server
 HTTP          transports.http_headers transports.http_protocol transports.http
               transports.http_client
-client side   client toolformats host
+client side   session client toolformats host
 package       mcpkit
 entry points  launch cli __main__
 course        display grading* course* examples*
@@ -32,8 +32,9 @@ course        display grading* course* examples*
 - *byte pumps*: stdio loops that know framing and nothing of servers or clients;
 - :class:`~mcpkit.server.Server`: a registry that makes connections and runs over stdio;
 - *HTTP*: the streamable HTTP server (ASGI) and its client transport;
-- *client side*: one session (:class:`~mcpkit.client.Client`), model tool formats, many
-  sessions (:class:`~mcpkit.host.Host`);
+- *client side*: one session's logic without I/O (:mod:`~mcpkit.session`), driven by a
+  blocking front (:class:`~mcpkit.client.Client`); model tool formats; many sessions
+  (:class:`~mcpkit.host.Host`);
 - *entry points*: loading a server by name and the ``mcpkit`` command.
 """
 
