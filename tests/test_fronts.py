@@ -28,7 +28,9 @@ from leakcheck import no_leaks  # noqa: F401  (autouse fixture)
 from mcpkit.aclient import AsyncClient
 from mcpkit.client import (
     ConnectionClosed,
+    ProtocolError,
     RequestTimeout,
+    ResponseTooLarge,
     ServerError,
     is_error,
     result_text,
@@ -260,3 +262,61 @@ def test_the_readme_asyncio_example_runs():
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "notes_search" in done.stdout
+
+
+# -- hostile servers, both fronts (stdio) -----------------------------------------------
+
+HOSTILE = str(Path(__file__).resolve().parent / "servers" / "hostile.py")
+BIG = 2_000_000  # bytes: far more than a pipe holds
+
+
+def hostile(front: str, **options: Any) -> Any:
+    options.setdefault("shutdown_timeouts", (0.5, 0.5, 2.0))
+    return make_client(front, PY, [HOSTILE], **options)
+
+
+def within(seconds: float, work: Callable[[], Any]) -> Any:
+    """``work()``, which must end (return or raise) within ``seconds``."""
+    started = time.monotonic()
+    try:
+        return work()
+    finally:
+        assert time.monotonic() - started < seconds, "the client waited too long"
+
+
+def test_garbage_and_wrong_answers_fail_only_what_they_name(front):
+    with hostile(front) as c:
+        assert result_text(within(5, lambda: c.call_tool("garbage", timeout=5))) == \
+            "after the garbage"
+        assert c.junk_lines >= 9
+        with pytest.raises(ProtocolError, match="not a JSON-RPC 2.0 response"):
+            within(5, lambda: c.call_tool("bad_answer", {"how": "v1"}, timeout=5))
+        assert result_text(c.call_tool("echo", {"text": "next"})) == "next"
+
+
+@pytest.mark.parametrize("id_last", [False, True], ids=["id first", "id after the result"])
+def test_an_oversized_answer_fails_its_request_at_once(front, id_last):
+    with hostile(front, max_message_size=50_000) as c:
+        with pytest.raises(ResponseTooLarge) as info:
+            within(10, lambda: c.call_tool("huge", {"size": 200_000, "id_last": id_last},
+                                           timeout=30))
+        assert info.value.limit == 50_000
+        assert ("only request waiting" in str(info.value)) == id_last
+        assert result_text(c.call_tool("echo", {"text": "after"})) == "after"
+
+
+def test_a_server_that_stopped_reading_cannot_stretch_a_wait(front):
+    with hostile(front, write_timeout=1) as c:
+        c.call_tool("stop_reading", {"seconds": 60})
+        # Blocking: the write is cut short (WriteTimeout, torn). Async: the message sits
+        # in asyncio's buffer, so the session ends (ConnectionClosed). Both are bounded.
+        with pytest.raises((TimeoutError, ConnectionClosed)):
+            within(5, lambda: c.call_tool("echo", {"text": "x" * BIG}, timeout=2))
+        assert wait_until(lambda: not c.alive)
+
+
+def test_a_server_dying_mid_call_fails_the_call_at_once(front):
+    with hostile(front) as c:
+        with pytest.raises(ConnectionClosed, match="exit code 3") as info:
+            within(5, lambda: c.call_tool("die", timeout=30))
+        assert "dying in the middle of a call" in str(info.value)
