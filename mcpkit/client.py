@@ -170,8 +170,12 @@ class PendingRequest:
             self._settled = True
         if self._error is not None:
             raise self._error
-        assert self._response is not None
-        return outcome(self._response, self.method)
+        response = self._response
+        assert response is not None
+        result = response.get("result")
+        if type(result) is dict:  # the common case, without a call
+            return result
+        return outcome(response, self.method)  # raises the error
 
     def _wait(self, wait: float | None, timeout: float | None) -> None:
         try:
@@ -524,10 +528,13 @@ class Client(Front):
         session = self._session
         if self._http is None:
             data = session.encode(call)
-            session.track(pending)
+            session.pending[call.id] = pending  # session.track, inlined: the hot path
+            if session.dead is not None and session.withdraw(call.id) is not None:
+                raise session.dead.for_method(call.method)
+            timeout = call.timeout  # the write's budget: _write_budget, inlined
+            budget = self.write_timeout if timeout is None else min(timeout, self.write_timeout)
             try:
-                pending._send_wait = self._write(data, call.method, call.id,
-                                                 self._write_budget(call.timeout))
+                pending._send_wait = self._write(data, call.method, call.id, budget)
             except BaseException:
                 session.withdraw(call.id)
                 raise
@@ -655,10 +662,16 @@ class Client(Front):
         received), at most ``max_rounds`` times. ``timeout`` applies to each round.
         """
         self._check_usable()
+        return self._request(self._session.call(method, params, on_progress, timeout=timeout))
+
+    def _request(self, call: Call) -> dict[str, Any]:
         # The first round is sent here, not by a procedure: most results are complete,
-        # and driving a procedure costs a few microseconds a call (see the bench).
-        call = self._session.call(method, params, on_progress, timeout=timeout)
-        result = self._round(call)
+        # and driving a procedure costs a few microseconds a call (see the bench). It is
+        # _round, inlined.
+        pending = self._start(call)
+        timeout = call.timeout
+        result = pending._outcome(None if timeout is None else timeout - pending._send_wait,
+                                  timeout)
         kind = result.get("resultType")
         if kind is None or kind == "complete":
             return result
@@ -695,10 +708,11 @@ class Client(Front):
         Over HTTP (2026-07-28) arguments marked ``x-mcp-header`` in the tool's schema also
         travel as ``Mcp-Param-*`` headers (see :meth:`ClientSession.call_tool`).
         """
-        if self._http is None:  # the header rules are HTTP's: a plain request
-            return self.request("tools/call", {"name": name, "arguments": arguments or {}},
-                                timeout=timeout, on_progress=on_progress)
         self._check_usable()
+        if self._http is None:  # the header rules are HTTP's: a plain request
+            return self._request(self._session.call(
+                "tools/call", {"name": name, "arguments": arguments or {}}, on_progress,
+                timeout=timeout))
         return self._drive(self._session.call_tool(name, arguments, on_progress, timeout))
 
     def read_resource(self, uri: str, *, timeout: float | None = _USE_DEFAULT) -> dict[str, Any]:

@@ -477,8 +477,11 @@ class ClientSession:
              timeout: float | None = USE_DEFAULT, stamp: bool = True,
              notify_cancel: bool = True) -> Call:
         """A request with a fresh id (the front sends it: see :meth:`encode`)."""
-        return Call(next(self._ids), method, params or {}, on_progress,
-                    self.timeout if timeout is USE_DEFAULT else timeout, stamp, notify_cancel)
+        # Call._make is the tuple's own constructor, without the Python frame of
+        # Call(...): this runs once per request, on the hot path.
+        return Call._make((next(self._ids), method, params or {}, on_progress,
+                           self.timeout if timeout is USE_DEFAULT else timeout, stamp,
+                           notify_cancel))
 
     def message(self, call: Call) -> dict[str, Any]:
         """The request as a JSON-RPC message: modern ``_meta`` and a progress token added."""
