@@ -377,6 +377,14 @@ class Subscription:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        closing = self.close()
+        if closing is not None:
+            await closing
+
     def __repr__(self) -> str:
         return f"<Subscription {self.id} {self.uris} {'active' if self.active else 'ended'}>"
 

@@ -81,6 +81,14 @@ async def _make(args: tuple[Any, ...], options: dict[str, Any]) -> AsyncClient:
     return AsyncClient(*args, **options)  # made on its loop, as an asyncio program would
 
 
+def finish(client: Any, value: Any) -> Any:
+    """What a method of either front gave, awaited on the client's loop if it must be
+    (``sub.close()`` of an AsyncClient's subscription is a coroutine)."""
+    if inspect.isawaitable(value):
+        return client._run(value)
+    return value
+
+
 def make_client(front: str, *args: Any, **options: Any) -> Any:
     """A ``Client``, or an ``AsyncClient`` behind :class:`BlockingAsync`."""
     if front == "blocking":

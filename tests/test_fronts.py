@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import wait_until
-from fronts import make_client
+from fronts import finish, make_client
 from leakcheck import no_leaks  # noqa: F401  (autouse fixture)
 
 from mcpkit.aclient import AsyncClient
@@ -205,6 +205,31 @@ def test_list_changed_refetches_the_cached_list_and_tells(kit):
         assert changed.wait(5)
         assert name in [t["name"] for t in c.cached_list("tools")]
         assert name in [t["name"] for t in c.list_tools()]
+
+
+def test_resource_subscription_until_closed(kit):
+    updates: list[str] = []
+    with kit() as c:
+        sub = c.subscribe("mem://greeting", lambda uri, params: updates.append(uri))
+        assert sub.granted.get("resourceSubscriptions") == ["mem://greeting"]
+        c.call_tool("touch", {"uri": "mem://greeting"})
+        c.call_tool("touch", {"uri": "mem://other"})
+        assert wait_until(lambda: updates == ["mem://greeting"])
+        finish(c, sub.close())
+        assert not sub.active
+        c.call_tool("touch", {"uri": "mem://greeting"})
+        c.call_tool("echo", {"text": "sync"})
+        time.sleep(0.1)
+        assert updates == ["mem://greeting"]
+
+
+def test_log_messages_reach_on_log_once_a_level_is_set(kit):
+    logs: list[dict[str, Any]] = []
+    with kit(on_log=logs.append) as c:
+        c.set_log_level("info")
+        c.call_tool("progress", {"steps": 2})
+        assert wait_until(lambda: len(logs) == 2)
+    assert [entry["data"] for entry in logs] == ["step 1", "step 2"]
 
 
 # -- only asyncio can say this -----------------------------------------------------------
