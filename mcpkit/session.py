@@ -51,6 +51,19 @@ State, all of it:
   once and queues one re-fetch job; per kind, at most one re-fetch is queued
   (``_refresh_queued``, cleared as it starts), so a storm costs two fetches, not one each.
 
+The rules of each revision, and where they live:
+
+- *legacy* (2024-11-05 .. 2025-11-25): ``initialize`` then ``notifications/initialized``
+  (:meth:`ClientSession._initialize`); the server may send requests of its own
+  (:class:`Answer` jobs); list changes are announced if the ``listChanged`` capability
+  says so; a cancellation is a ``notifications/cancelled``, over stdio and HTTP alike.
+- *modern* (2026-07-28): no handshake but ``server/discover``; every request carries the
+  client's version, capabilities and identity in ``params._meta`` (:meth:`encode`); the
+  server asks for input by answering ``input_required`` (:meth:`rounds`), never by a
+  request; list changes and resource updates come on a ``subscriptions/listen`` stream;
+  over HTTP, closing a request's stream is its cancellation (:meth:`cancel_message`), and
+  tools with invalid ``x-mcp-header`` annotations are left out (:meth:`list`).
+
 Validation of what comes in: an answer that is not JSON-RPC 2.0 fails the request it names
 (:class:`ProtocolError`); a message over ``max_message_size`` is dropped by the decoder,
 and the ``id`` in its first bytes (or, failing that, the only request waiting) fails with
