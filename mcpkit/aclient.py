@@ -55,7 +55,7 @@ from .session import (
     Subscription,
     outcome,
 )
-from .transports.process import READ_SIZE, SpawnError
+from .transports.process import READ_SIZE, child_env, spawn_error
 
 if TYPE_CHECKING:
     from .transports.http_client import HttpFailure, HttpTransport
@@ -144,18 +144,15 @@ class AsyncClient(Front):
 
     async def _spawn(self) -> None:
         options = self._options
-        env = None
-        if options["env"] or not options["inherit_env"]:
-            env = dict(os.environ) if options["inherit_env"] else {}
-            env.update({k: str(v) for k, v in (options["env"] or {}).items()})
         assert self.command is not None
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 self.command, *self.args, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
-                cwd=options["cwd"], start_new_session=True)
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=child_env(options["env"] or {}, options["inherit_env"]),
+                cwd=options["cwd"], start_new_session=True)  # see transports.process
         except OSError as exc:
-            raise SpawnError(f"cannot start server {self.name!r}: {exc}") from exc
+            raise spawn_error(self.name, self.command, options["cwd"], exc) from exc
         self._reader = self._spawn_task(self._read_loop(), "reader")
         self._drain = self._spawn_task(self._drain_stderr(), "stderr")
 

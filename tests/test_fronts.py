@@ -289,6 +289,28 @@ def test_the_readme_asyncio_example_runs():
     assert "notes_search" in done.stdout
 
 
+def test_a_server_that_cannot_start_or_exits_in_the_handshake_fails_connect(front):
+    from mcpkit.transports.process import SpawnError
+
+    with pytest.raises(SpawnError, match="not found"):
+        make_client(front, "no-such-mcp-server-binary").connect()
+    with pytest.raises(SpawnError, match="working directory"):
+        make_client(front, PY, [str(KIT)], cwd="/no/such/dir").connect()
+    client = make_client(front, PY, [str(KIT.parent / "exits_in_handshake.py")])
+    with pytest.raises(ConnectionClosed) as info:
+        client.connect()
+    assert info.value.returncode == 3 and "settings.toml" in str(info.value)
+    assert not client.alive
+
+
+def test_a_silent_server_fails_the_handshake_by_its_timeouts(front):
+    client = make_client(front, PY, [str(KIT.parent / "never_answers.py"), "--silent"],
+                         probe_timeout=0.2, timeout=0.3)
+    with pytest.raises(RequestTimeout) as info:
+        within(5, client.connect)
+    assert info.value.method == "initialize"
+
+
 # -- hostile servers, both fronts (stdio) -----------------------------------------------
 
 HOSTILE = str(Path(__file__).resolve().parent / "servers" / "hostile.py")
