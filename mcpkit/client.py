@@ -129,10 +129,7 @@ class PendingRequest:
                  "_response", "_error", "_settled", "_send_wait")
 
     def __init__(self, client: Client, call: Call) -> None:
-        self.id = call.id
-        self.method = call.method
-        self.on_progress = call.on_progress
-        self.notify_cancel = call.notify_cancel
+        self.id, self.method, _, self.on_progress, _, _, self.notify_cancel = call
         self._client = client
         # A lock used as a one-shot signal: created held, released when settled. It is
         # the cheapest thing CPython can block on, and a timed acquire can be interrupted
@@ -528,15 +525,16 @@ class Client(Front):
         session = self._session
         if self._http is None:
             data = session.encode(call)
-            session.pending[call.id] = pending  # session.track, inlined: the hot path
-            if session.dead is not None and session.withdraw(call.id) is not None:
-                raise session.dead.for_method(call.method)
+            request_id = pending.id
+            session.pending[request_id] = pending  # session.track, inlined: the hot path
+            if session.dead is not None and session.withdraw(request_id) is not None:
+                raise session.dead.for_method(pending.method)
             timeout = call.timeout  # the write's budget: _write_budget, inlined
             budget = self.write_timeout if timeout is None else min(timeout, self.write_timeout)
             try:
-                pending._send_wait = self._write(data, call.method, call.id, budget)
+                pending._send_wait = self._write(data, pending.method, request_id, budget)
             except BaseException:
-                session.withdraw(call.id)
+                session.withdraw(request_id)
                 raise
             return pending
         message = session.message(call)

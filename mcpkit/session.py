@@ -331,6 +331,7 @@ class Answer(NamedTuple):
 
 
 Procedure = Generator[Any, Any, Any]
+_new_tuple = tuple.__new__
 
 
 class Waiter(Protocol):
@@ -498,11 +499,11 @@ class ClientSession:
              timeout: float | None = USE_DEFAULT, stamp: bool = True,
              notify_cancel: bool = True) -> Call:
         """A request with a fresh id (the front sends it: see :meth:`encode`)."""
-        # Call._make is the tuple's own constructor, without the Python frame of
-        # Call(...): this runs once per request, on the hot path.
-        return Call._make((next(self._ids), method, params or {}, on_progress,
-                           self.timeout if timeout is USE_DEFAULT else timeout, stamp,
-                           notify_cancel))
+        # tuple.__new__ builds the Call without the Python frames of Call(...) or
+        # Call._make: this runs once per request, on the hot path.
+        return _new_tuple(Call, (next(self._ids), method, params or {}, on_progress,
+                                 self.timeout if timeout is USE_DEFAULT else timeout, stamp,
+                                 notify_cancel))
 
     def message(self, call: Call) -> dict[str, Any]:
         """The request as a JSON-RPC message: modern ``_meta`` and a progress token added."""
@@ -524,13 +525,13 @@ class ClientSession:
         """The request's bytes in the session's framing. The common modern case splices in
         the ``_meta`` encoded once at the handshake (``_set_base_meta``)."""
         meta_json = self._meta_json
-        if meta_json is None or not call.stamp or call.on_progress is not None \
-                or "_meta" in call.params:
+        request_id, method, params, on_progress, _, stamp, _ = call
+        if meta_json is None or not stamp or on_progress is not None or "_meta" in params:
             return self.encode_message(self.message(call))
-        encoded = _dumps(call.params)
+        encoded = _dumps(params)
         params_json = ('{"_meta":' + meta_json + "}" if encoded == "{}"
                        else encoded[:-1] + ',"_meta":' + meta_json + "}")
-        body = (f'{{"jsonrpc":"2.0","id":{call.id},"method":{_dumps(call.method)},'
+        body = (f'{{"jsonrpc":"2.0","id":{request_id},"method":{_dumps(method)},'
                 f'"params":{params_json}}}').encode()
         if self.framing == "ndjson":
             return body + b"\n"
