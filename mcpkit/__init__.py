@@ -16,7 +16,7 @@ server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.http
               transports.http_client
-client side   client toolformats host
+client side   session client aclient toolformats host
 package       mcpkit
 entry points  launch shell cli __main__
 course        display grading* course* examples*
@@ -33,8 +33,10 @@ course        display grading* course* examples*
 - *byte pumps*: stdio loops that know framing and nothing of servers or clients;
 - :class:`~mcpkit.server.Server`: a registry that makes connections and runs over stdio;
 - *HTTP*: the streamable HTTP server (ASGI) and its client transport;
-- *client side*: one session (:class:`~mcpkit.client.Client`), model tool formats, many
-  sessions (:class:`~mcpkit.host.Host`);
+- *client side*: one session's logic without I/O (:mod:`~mcpkit.session`), driven by a
+  blocking front (:class:`~mcpkit.client.Client`) or an asyncio one
+  (:class:`~mcpkit.aclient.AsyncClient`); model tool formats; many sessions
+  (:class:`~mcpkit.host.Host`);
 - *entry points*: loading a server by name, the commands for people (``mcpkit list``,
   ``call``, ``trace``, ...), and the ``mcpkit`` command line.
 """
@@ -44,7 +46,7 @@ from .jsonrpc import JsonRpcError
 from .server import Context, Server
 from .versions import PACKAGE_VERSION
 
-__all__ = ["Client", "Context", "Host", "JsonRpcError", "Server", "ToolResult"]
+__all__ = ["AsyncClient", "Client", "Context", "Host", "JsonRpcError", "Server", "ToolResult"]
 __version__ = PACKAGE_VERSION
 
 
@@ -54,6 +56,10 @@ def __getattr__(name: str):
         from .client import Client
 
         return Client
+    if name == "AsyncClient":
+        from .aclient import AsyncClient
+
+        return AsyncClient
     if name == "Host":
         from .host import Host
 

@@ -17,7 +17,9 @@ once; :meth:`HttpTransport.post` waits) and never run on the loop themselves. Ea
 answer (a request's JSON or SSE response, a ``subscriptions/listen`` stream, the legacy GET
 stream) is one task; cancelling the task closes its connection, which in the 2026-07-28
 era *is* how a request is cancelled. A loop of its own also keeps the blocking API usable
-in Jupyter, whose loop is busy running the kernel.
+in Jupyter, whose loop is busy running the kernel. Under :class:`~mcpkit.aclient.AsyncClient`
+there is no I/O thread: ``start(loop=...)`` puts the same tasks on the caller's loop, and
+:meth:`HttpTransport.apost` and :meth:`HttpTransport.aclose` are awaited there.
 
 Headers come from the message itself. A request that carries the modern
 ``params._meta`` gets ``MCP-Protocol-Version`` (the version in that ``_meta``),
@@ -369,13 +371,15 @@ class HttpTransport:
         self._thread: threading.Thread | None = None
         self._http: httpx.AsyncClient | None = None
         self._events: concurrent.futures.Future[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
 
     # -- the I/O thread ------------------------------------------------------------------
 
-    def start(self) -> HttpTransport:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+    def start(self, loop: asyncio.AbstractEventLoop | None = None) -> HttpTransport:
+        """Start the I/O thread and its loop; or, given a running ``loop`` (an asyncio
+        caller's: :class:`~mcpkit.aclient.AsyncClient`), run on that one, no thread."""
+        self._loop = loop or asyncio.new_event_loop()
         self._http = httpx.AsyncClient(
             # No read timeout: a listen stream or a long tool call may be quiet for a long
             # time. Waiting for an answer is bounded by the session's own timeouts instead.
@@ -383,9 +387,10 @@ class HttpTransport:
                                   pool=None),
             follow_redirects=True,
         )
-        self._thread = threading.Thread(target=loop.run_forever, daemon=True,
-                                        name=f"mcpkit-http-client-{self.name}")
-        self._thread.start()
+        if loop is None:
+            self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                            name=f"mcpkit-http-client-{self.name}")
+            self._thread.start()
         return self
 
     def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
@@ -424,6 +429,15 @@ class HttpTransport:
         Raises :class:`HttpFailure` or TimeoutError."""
         self._wait(self._exchange(message), timeout)
 
+    async def apost(self, message: dict[str, Any], timeout: float | None = 30.0) -> None:
+        """:meth:`post`, awaited on the transport's own loop (the caller's)."""
+        if self._closed:
+            raise RuntimeError("the HTTP transport is closed")
+        try:
+            await asyncio.wait_for(self._exchange(message), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"no answer from {self.url} in {timeout:g} s") from None
+
     def cancel(self, request_id: Any) -> bool:
         """Stop reading the answer to ``request_id`` and close its connection (the
         2026-07-28 cancellation). False if it had already ended."""
@@ -431,6 +445,9 @@ class HttpTransport:
         return future is not None and future.cancel()
 
     async def _background(self, request_id: Any, work: Any) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)  # a shared loop has other tasks: close() ends only these
         try:
             await work
         except HttpFailure as exc:
@@ -440,6 +457,8 @@ class HttpTransport:
             log.exception("%s: the HTTP exchange failed", self.name)
             if not self._closed:
                 self.on_failure(request_id, HttpFailure(f"{type(exc).__name__}: {exc}"))
+        finally:
+            self._tasks.discard(task)
 
     def _headers_for(self, message: dict[str, Any]) -> dict[str, str]:
         headers = dict(self._base_headers)
@@ -735,10 +754,18 @@ class HttpTransport:
             if not thread.is_alive():
                 loop.close()
 
+    async def aclose(self) -> None:
+        """:meth:`close`, awaited on the caller's loop (``start(loop=...)``)."""
+        if not self._closed and self._loop is not None:
+            await self._shutdown()
+        self._closed = True
+
     async def _shutdown(self) -> None:
         self._closed = True  # from now on failures are not reported
         me = asyncio.current_task()
-        tasks = [t for t in asyncio.all_tasks() if t is not me]
+        # On the private loop every task is ours; on a caller's, only those we started.
+        mine = asyncio.all_tasks() if self._thread is not None else set(self._tasks)
+        tasks = [t for t in mine if t is not me]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

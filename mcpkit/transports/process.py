@@ -93,6 +93,27 @@ def describe_exit(returncode: int | None) -> str:
     return f"exit code {returncode}"
 
 
+def child_env(env: Mapping[str, str], inherit_env: bool) -> dict[str, str] | None:
+    """The environment a server starts with: ours plus ``env`` (None: just ours)."""
+    if not env and inherit_env:
+        return None
+    merged = dict(os.environ) if inherit_env else {}
+    merged.update({k: str(v) for k, v in env.items()})
+    return merged
+
+
+def spawn_error(name: str, command: str, cwd: str | os.PathLike[str] | None,
+                exc: OSError) -> SpawnError:
+    """Why a server could not start, in words that say what to fix."""
+    if isinstance(exc, FileNotFoundError):
+        if cwd is not None and not os.path.isdir(cwd):
+            return SpawnError(f"cannot start server {name!r}: "
+                              f"working directory {str(cwd)!r} does not exist")
+        return SpawnError(f"cannot start server {name!r}: command {command!r} "
+                          "not found (is it installed and on PATH?)")
+    return SpawnError(f"cannot start server {name!r}: {exc}")
+
+
 class ServerProcess:
     """One server process: stdin/stdout for the protocol, stderr drained into a tail.
 
@@ -142,10 +163,7 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         if self._popen is not None:
             raise RuntimeError("the process was already started")
-        env = None
-        if self.env or not self.inherit_env:
-            env = dict(os.environ) if self.inherit_env else {}
-            env.update({k: str(v) for k, v in self.env.items()})
+        env = child_env(self.env, self.inherit_env)
         try:
             self._popen = subprocess.Popen(
                 [self.command, *self.args],
@@ -157,14 +175,8 @@ class ServerProcess:
                 cwd=self.cwd,
                 start_new_session=os.name != "nt",
             )
-        except FileNotFoundError as exc:
-            if self.cwd is not None and not os.path.isdir(self.cwd):
-                raise SpawnError(f"cannot start server {self.name!r}: "
-                                 f"working directory {str(self.cwd)!r} does not exist") from exc
-            raise SpawnError(f"cannot start server {self.name!r}: command {self.command!r} "
-                             "not found (is it installed and on PATH?)") from exc
         except OSError as exc:
-            raise SpawnError(f"cannot start server {self.name!r}: {exc}") from exc
+            raise spawn_error(self.name, self.command, self.cwd, exc) from exc
         assert self._popen.stdin and self._popen.stdout and self._popen.stderr
         self._stdin_fd = self._popen.stdin.fileno()
         os.set_blocking(self._stdin_fd, False)  # see write()
