@@ -122,6 +122,10 @@ _USE_DEFAULT = USE_DEFAULT
 # -- one request in flight ---------------------------------------------------------------
 
 
+#: How long a caller whose timeout lost the race to its answer waits for the hand-over
+#: (which follows the request's own callbacks, in wire order).
+HANDOVER_WAIT_S = 5.0
+
 class PendingRequest:
     """A request sent and not yet settled. :meth:`result` waits for it."""
 
@@ -185,9 +189,11 @@ class PendingRequest:
             return
         if self._client._cancel(self, f"timed out after {timeout:g} s"):
             self._error = RequestTimeout(self.method, timeout or 0, self.id)
-        else:
-            # The response won the race with the timeout: it is being handed over now.
-            self._lock.acquire()
+        elif not self._lock.acquire(True, HANDOVER_WAIT_S):
+            # The response won the race with the timeout, and is handed over after the
+            # request's own notifications (a job behind its callbacks): one of them is
+            # still running, so the caller does not wait for it any longer.
+            self._error = RequestTimeout(self.method, timeout or 0, self.id)
 
     def cancel(self, reason: str = "cancelled by the client") -> bool:
         """Cancel from any thread: the server is told, the waiter gets RequestCancelled.

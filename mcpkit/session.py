@@ -479,6 +479,10 @@ class ClientSession:
         self._decoder = decoder_for(framing, max_message_size)
         self._ids = itertools.count(1)
         self.pending: dict[int, Waiter] = {}
+        # Requests with callbacks (progress, log) queued as jobs ahead of their answer: that
+        # answer then settles as a job too, after them, so a caller never returns before its
+        # own notifications were delivered (wire order).
+        self._behind: set[int] = set()
         self.dead: ConnectionClosed | None = None  # why the session ended, once it has
         self._base_meta: dict[str, Any] | None = None  # set in the modern era only
         self._meta_json: str | None = None  # _base_meta, encoded
@@ -546,6 +550,7 @@ class ClientSession:
     def withdraw(self, request_id: int) -> Waiter | None:
         """Take a request out of the table (timed out, cancelled, or its write failed);
         None if something else settled it first."""
+        self._behind.discard(request_id)
         return self.pending.pop(request_id, None)
 
     def cancel_message(self, request_id: int, reason: str,
@@ -969,6 +974,10 @@ class ClientSession:
                 if type(request_id) is int:
                     waiting = pending.pop(request_id, None)
                     if waiting is not None:
+                        if self._behind and request_id in self._behind:
+                            self._behind.discard(request_id)
+                            jobs.append(Run(self._settle, (waiting, message)))
+                            continue
                         try:
                             classify(message)  # only JSON-RPC 2.0 settles a call
                         except JsonRpcError as exc:
@@ -994,6 +1003,9 @@ class ClientSession:
             if type(request_id) is int:
                 waiting = self.pending.pop(request_id, None)
                 if waiting is not None:
+                    if self._behind and request_id in self._behind:
+                        self._behind.discard(request_id)
+                        return [Run(self._settle, (waiting, message))]
                     self._settle(waiting, message)
                     return []
         return self._other(message)
@@ -1097,8 +1109,10 @@ class ClientSession:
             waiting = self.pending.get(token) if type(token) is int else None
             if waiting is not None and waiting.on_progress is not None:
                 jobs.append(Run(waiting.on_progress, (params,)))
+                self._behind.add(token)  # type: ignore[arg-type]
         elif method == "notifications/message":
             jobs.append(Run(self._log_message, (params,)))
+            self._behind.update(self.pending)  # a log line may be any waiting request's
         elif method.endswith("/list_changed"):
             feature = method.split("/")[1]
             if feature in _FEATURES:
@@ -1188,6 +1202,7 @@ class ClientSession:
         if self.dead is not None:
             return False
         self.dead = error
+        self._behind.clear()
         for request_id in list(self.pending):
             waiting = self.pending.pop(request_id, None)
             if waiting is not None:

@@ -43,3 +43,12 @@ def first_root(ctx: Context) -> str:
 @server.resource("notes://{id}")
 def note(id: str) -> str:
     return f"note {id!r}"
+
+
+@server.tool()
+def progress_three(ctx: Context) -> str:
+    """Reports progress three times, then answers at once."""
+    for step in (1, 2, 3):
+        ctx.progress(step, 3)
+    ctx.log("info", "done counting")
+    return "counted"
