@@ -68,10 +68,14 @@ log = logging.getLogger("mcpkit.client")
 class _Waiter:
     """A request in the pending table: a future the caller awaits."""
 
-    __slots__ = ("id", "method", "on_progress", "notify_cancel", "future")
+    __slots__ = ("id", "method", "on_progress", "notify_cancel", "future", "after_callbacks")
 
-    def __init__(self, call: Call, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, call: Call, loop: asyncio.AbstractEventLoop,
+                 after_callbacks: bool = True) -> None:
         self.id = call.id
+        # Settle after the callbacks queued ahead of the answer (wire order), unless the
+        # request comes from the callback task itself, which would then wait for itself.
+        self.after_callbacks = after_callbacks
         self.method = call.method
         self.on_progress = call.on_progress
         self.notify_cancel = call.notify_cancel
@@ -112,6 +116,7 @@ class AsyncClient(Front):
         self._tail: deque[str] = deque(maxlen=wire["stderr_lines"])
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()  # reader, drain, dispatcher, answers
+        self._callbacks: asyncio.Task[Any] | None = None  # the dispatcher task
         self._reader: asyncio.Task[Any] | None = None
         self._drain: asyncio.Task[Any] | None = None
         self._closed = False
@@ -129,7 +134,7 @@ class AsyncClient(Front):
                 self._http.start(loop=self._loop)
             else:
                 await self._spawn()
-            self._spawn_task(self._dispatch_loop(), "callbacks")
+            self._callbacks = self._spawn_task(self._dispatch_loop(), "callbacks")
             await self._drive(self._session.handshake())
         except BaseException:
             await self.close()
@@ -260,7 +265,8 @@ class AsyncClient(Front):
         """One request: send it, await its answer within its timeout, or cancel it."""
         assert self._loop is not None
         session = self._session
-        waiter = _Waiter(call, self._loop)
+        waiter = _Waiter(call, self._loop,
+                         after_callbacks=asyncio.current_task() is not self._callbacks)
         session.track(waiter)
         start = self._loop.time()
         try:

@@ -129,12 +129,15 @@ HANDOVER_WAIT_S = 5.0
 class PendingRequest:
     """A request sent and not yet settled. :meth:`result` waits for it."""
 
-    __slots__ = ("id", "method", "on_progress", "notify_cancel", "_client", "_lock",
-                 "_response", "_error", "_settled", "_send_wait")
+    __slots__ = ("id", "method", "on_progress", "notify_cancel", "after_callbacks", "_client",
+                 "_lock", "_response", "_error", "_settled", "_send_wait")
 
     def __init__(self, client: Client, call: Call) -> None:
         self.id, self.method, _, self.on_progress, _, _, self.notify_cancel = call
         self._client = client
+        # Settle after the callbacks queued ahead of the answer (wire order), unless the
+        # request comes from the dispatcher itself (a re-fetch), which would wait for itself.
+        self.after_callbacks = threading.current_thread() is not client._dispatcher
         # A lock used as a one-shot signal: created held, released when settled. It is
         # the cheapest thing CPython can block on, and a timed acquire can be interrupted
         # by Ctrl-C.

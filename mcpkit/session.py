@@ -481,7 +481,8 @@ class ClientSession:
         self.pending: dict[int, Waiter] = {}
         # Requests with callbacks (progress, log) queued as jobs ahead of their answer: that
         # answer then settles as a job too, after them, so a caller never returns before its
-        # own notifications were delivered (wire order).
+        # own notifications were delivered (wire order). Not a waiter whose
+        # ``after_callbacks`` is false: one sent by a job, which would wait for itself.
         self._behind: set[int] = set()
         self.dead: ConnectionClosed | None = None  # why the session ended, once it has
         self._base_meta: dict[str, Any] | None = None  # set in the modern era only
@@ -1109,10 +1110,13 @@ class ClientSession:
             waiting = self.pending.get(token) if type(token) is int else None
             if waiting is not None and waiting.on_progress is not None:
                 jobs.append(Run(waiting.on_progress, (params,)))
-                self._behind.add(token)  # type: ignore[arg-type]
+                if getattr(waiting, "after_callbacks", True):
+                    self._behind.add(token)  # type: ignore[arg-type]
         elif method == "notifications/message":
             jobs.append(Run(self._log_message, (params,)))
-            self._behind.update(self.pending)  # a log line may be any waiting request's
+            if self.on_log is not None:  # a log line may be any waiting request's
+                self._behind.update(request_id for request_id, w in self.pending.items()
+                                    if getattr(w, "after_callbacks", True))
         elif method.endswith("/list_changed"):
             feature = method.split("/")[1]
             if feature in _FEATURES:

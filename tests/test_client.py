@@ -374,7 +374,9 @@ def test_a_slow_callback_does_not_stall_responses():
 
     with kit(on_notification=slow, log_level="info") as c:
         try:
-            c.call_tool("progress", {"steps": 3}, on_progress=lambda p: None)
+            # No on_progress: a call's own callbacks run before it returns (wire order),
+            # but these notifications are only the global hook's, so the call need not wait.
+            c.call_tool("progress", {"steps": 3})
             assert wait_until(lambda: len(seen) == 1)  # the dispatcher is stuck in it now
             start = time.monotonic()
             for _ in range(20):
@@ -383,7 +385,7 @@ def test_a_slow_callback_does_not_stall_responses():
             assert len(seen) == 1  # ... and still is: responses did not wait for it
         finally:
             release.set()
-        assert wait_until(lambda: len(seen) >= 6)
+        assert wait_until(lambda: len(seen) >= 3)  # the three log messages
 
 
 @pytest.mark.parametrize("version", ERAS)

@@ -889,8 +889,10 @@ class HttpServerThread:
         self._socket.bind((host, port))
         self.host = host
         self.port = self._socket.getsockname()[1]
+        # asyncio's own loop, not uvloop: a loop on a background thread (a notebook, a test)
+        # must give back every file descriptor when it stops, which uvloop's does only later.
         self._uvicorn = uvicorn_server(self.app, log_level=log_level, lifespan="off",
-                                        timeout_graceful_shutdown=2)
+                                        timeout_graceful_shutdown=2, loop="asyncio")
         self._thread = threading.Thread(target=self._uvicorn.run,
                                         kwargs={"sockets": [self._socket]},
                                         name=f"mcpkit-http-{self.port}", daemon=True)
