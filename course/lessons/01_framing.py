@@ -295,7 +295,7 @@ items[1].raw, items[2].raw
 #
 # A un decodificador que espera un salto de línea se le puede hacer esperar para siempre
 # mientras su búfer crece. Por eso cada decodificador tiene un `max_message_size`. Una línea que
-# lo supera se informa una vez, en cuanto lo supera; después el decodificador descarta los bytes
+# lo supera se notifica como error una sola vez, en cuanto lo supera; después el decodificador descarta los bytes
 # que guardaba y se salta el resto de esa línea, así que la memoria sigue acotada envíe lo que
 # envíe el interlocutor. El siguiente mensaje se decodifica con normalidad.
 

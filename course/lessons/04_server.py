@@ -108,7 +108,7 @@ notes.reset()
 # ```
 #
 # Así que no necesitamos tuberías para hablar con un servidor: una lista puede recoger lo que
-# envía. Esta pequeña clase auxiliar hace de cliente. Abre la sesión con el **handshake
+# envía. Esta pequeña clase auxiliar actúa como cliente. Abre la sesión con el **handshake
 # (negociación inicial)** de la era heredada, `initialize` seguido de la notificación
 # `notifications/initialized`, y luego envía solicitudes con ids crecientes. Las herramientas
 # como las de esta lección se ejecutan en el mismo hilo que llama, así que cuando `receive`
@@ -238,7 +238,7 @@ session.request("tools/call", {"name": "translate", "arguments": {"term": "tool"
 #
 # La lección 02 distinguió un **error de protocolo** (no se ejecutó nada; un `error` de
 # JSON-RPC para el cliente) de un **error de herramienta** (la herramienta se ejecutó y falló;
-# un `result` con `isError: true`, para el modelo). `mcpkit` traza la línea por ti: una
+# un `result` con `isError: true`, para el modelo). `mcpkit` separa los dos casos por ti: una
 # excepción lanzada por tu función se convierte en un error de herramienta cuyo texto es el de
 # la excepción, así que escribe mensajes que ayuden al modelo a intentarlo de nuevo.
 
@@ -295,7 +295,7 @@ older.close()
 # | `readOnlyHint` | no cambia su entorno | `false` |
 # | `destructiveHint` | puede destruir o sobrescribir (solo si no es de solo lectura) | `true` |
 # | `idempotentHint` | llamarla otra vez con los mismos argumentos no cambia nada más | `false` |
-# | `openWorldHint` | llega fuera del servidor (la web, otras personas) | `true` |
+# | `openWorldHint` | actúa más allá del servidor (la web, otras personas) | `true` |
 #
 # Fíjate en los valores por defecto: una herramienta que no dice nada se supone del tipo más
 # arriesgado, una destructiva que llega al mundo exterior. Con `mcpkit` se fijan con palabras
@@ -771,7 +771,7 @@ for name, arguments in calls:
 # %% [markdown] lang="es"
 # En `mcpkit/examples/verbs.py` el caso fuera de la tabla devuelve `error_result(...)` (un
 # `ToolResult` con `is_error=True`) en lugar de lanzar una excepción: las dos formas dan el
-# mismo resultado en el cable; devuelve uno cuando quieras elegir el texto exacto.
+# mismo resultado en la conexión; devuelve uno cuando quieras elegir el texto exacto.
 #
 # ## 10. El bucle stdio
 #
@@ -834,7 +834,7 @@ for line in outgoing.getvalue().splitlines(keepends=True):
 # ### `print()` nunca debe llegar a la salida estándar
 #
 # En stdio, la salida estándar *es* el canal del protocolo (la lección 01 mostró lo que le hace
-# una línea perdida al decodificador del cliente). Pero las herramientas son Python normal, y
+# una línea suelta al decodificador del cliente). Pero las herramientas son Python normal, y
 # el Python normal imprime. Así que cuando `serve_stdio` arranca con la salida estándar real, la
 # reserva solo para los mensajes del protocolo: guarda una copia privada del descriptor de
 # archivo 1 y luego apunta el descriptor 1 y `sys.stdout` al error estándar. A partir de ese
@@ -883,7 +883,7 @@ for line in done.stderr.splitlines(keepends=True):
 # %% [markdown] lang="es"
 # El `print` de dentro de la herramienta fue al error estándar, donde debe estar. El del
 # momento de la importación se ejecutó antes de que `server.run()` reservara la salida
-# estándar, así que salió por el cable, y el decodificador del cliente se atraganta con él:
+# estándar, así que salió por la conexión, y el decodificador del cliente se atraganta con él:
 
 # %%
 [type(item).__name__ if isinstance(item, framing.FramingError) else item["id"]
