@@ -355,7 +355,8 @@ class ToolExplorer(_View):
         self._worker: threading.Thread | None = None
         names = list(self.tools)
         self.picker = w.Dropdown(options=names, value=names[0] if names else None,
-                                 description=self.labels["tool"])
+                                 description=self.labels["tool"],
+                                 style={"description_width": "initial"})
         self.description = w.HTML()
         self.form = w.VBox()
         self.button = w.Button(description=self.labels["call"], button_style="primary",
@@ -473,7 +474,8 @@ class WireInspector(_View):
         self.labels = _labels(lang)
         self.trace = Trace()
         L = self.labels
-        self.direction = w.Dropdown(options=[(L["all"], None), (L["to_server"], TO_SERVER),
+        # "" rather than None for "all": a None value shows as an empty menu in JupyterLab.
+        self.direction = w.Dropdown(options=[(L["all"], ""), (L["to_server"], TO_SERVER),
                                              (L["from_server"], FROM_SERVER)],
                                     description=L["direction"])
         self.method = w.Text(description=L["method"], placeholder="tools/")
@@ -519,7 +521,7 @@ class WireInspector(_View):
         kinds = None
         if self.hide.value:
             kinds = {"request", "result", "error", "invalid"}
-        return self.trace.filter(self.direction.value, self.method.value.strip(), kinds)
+        return self.trace.filter(self.direction.value or None, self.method.value.strip(), kinds)
 
     def _headers(self) -> tuple[str, ...]:
         L = self.labels

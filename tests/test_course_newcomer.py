@@ -113,6 +113,8 @@ def test_working_copies_and_checkpoints_are_ignored_by_git():
 
 def test_the_start_page_is_bilingual_and_opened_by_default():
     nb = workspace.start_page(ROOT)
+    # With no kernelspec JupyterLab would open the page behind a "Select Kernel" dialog.
+    assert nb.metadata["kernelspec"]["name"] == "python3"
     english, spanish = (c.source for c in nb.cells[1:3])
     assert english.startswith("## Start here") and spanish.startswith("## Empieza aquí")
     for text, lang in ((english, "en"), (spanish, "es")):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import nbformat
 
+from . import source as src
+
 WORK = "work"
 COPIED = ("notebooks", "labs")
 START = "START.ipynb"
@@ -25,6 +27,10 @@ def start_page(root: Path) -> nbformat.NotebookNode:
     text = (root / "course" / "start.md").read_text(encoding="utf-8")
     sections = re.split(r"^(?=## )", text, flags=re.MULTILINE)
     nb = nbformat.v4.new_notebook()
+    # A kernelspec, though the page runs nothing: without one JupyterLab opens the page
+    # behind a "Select Kernel" dialog, the first thing a newcomer would see.
+    nb.metadata = {"kernelspec": dict(src.KERNELSPEC),
+                   "language_info": dict(src.LANGUAGE_INFO)}
     nb.cells = [nbformat.v4.new_markdown_cell(s.strip("\n")) for s in sections if s.strip()]
     for number, cell in enumerate(nb.cells, 1):
         cell.id = f"start-{number:02d}"  # fixed: the page is identical on every machine
