@@ -4,10 +4,11 @@ One JupyterLab serves a scratch copy of the course (so nothing here touches the 
 In each language the test
 
 1. opens JupyterLab's default page, as ``./course.sh lab`` sets it, and finds the start page;
-2. runs lesson 04b cell by cell (Shift+Enter), picks a tool in the tool explorer, fills its
-   form, presses the call button, and reads the rendered result (a note found; a tool error
-   framed in red); checks that the live wire inspector grew by the new messages, exports
-   its Mermaid diagram, and that the host dashboard shows both servers ready;
+2. runs lesson 04b (the server on a pipe) cell by cell (Shift+Enter), picks a tool in the
+   tool explorer, fills its form, presses the call button, and reads the rendered result (a
+   note found; a tool error framed in red); checks that the live wire inspector grew by the
+   new messages, exports its Mermaid diagram, and that the host dashboard shows both servers
+   ready;
 3. opens lab 01, sees its first graded cell unexecuted with its expected line, types the
    solution of part 1 into the exercise cell, runs the graded cell and sees the success line.
 
@@ -211,8 +212,12 @@ def test_a_learner_in_jupyterlab(lang, lab_server, browser, shots):
         page.screenshot(path=shots / f"{lang}-1-start-page.png")
 
         # 2. Lesson 04b: the widgets, driven with the mouse and keyboard.
-        _open(page, base, token, f"/lab/tree/work/notebooks/{lang}/04b_see_it.ipynb")
-        _run_through(page, 16)  # up to ToolExplorer(host); the last cells close everything
+        _open(page, base, token, f"/lab/tree/work/notebooks/{lang}/04b_stdio.ipynb")
+        lesson = json.loads((ROOT / "notebooks" / lang / "04b_stdio.ipynb").read_text())
+        sources = ["".join(c["source"]) for c in lesson["cells"]]
+        last = next(i for i, s in enumerate(sources) if s.startswith("ToolExplorer(host)"))
+        closing = next(i for i, s in enumerate(sources) if s.startswith("inspector.close()"))
+        _run_through(page, last)  # not yet the cells after it: they close everything
         explorer = page.locator(".mcpkit-tool-explorer").first
         explorer.wait_for()
         inspector = page.locator(".mcpkit-wire-inspector").first
@@ -248,7 +253,9 @@ def test_a_learner_in_jupyterlab(lang, lab_server, browser, shots):
         dashboard.scroll_into_view_if_needed()
         expect(dashboard.get_by_text("ready")).to_have_count(2)
         page.screenshot(path=shots / f"{lang}-5-dashboard.png")
-        for _ in range(4):  # on to the cell that closes the host, the client and the relay
+        panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        panel.locator(".jp-Cell").nth(last + 1).locator(".jp-InputPrompt").click()
+        for _ in range(closing - last):  # on to the cell that closes the host and the client
             page.keyboard.press("Shift+Enter")
 
         # 3. Lab 01, part 1: not passed before it ran; type the solution; run; pass.

@@ -379,7 +379,7 @@ grading.check_notes_server(make_notes_server)
 #
 # - Serve yours for real. Save the three functions, with the imports they need, in a file
 #   `my_notes.py` that ends with `server = make_notes_server({})`, then run the wire trace of
-#   lesson 04 against `python -m mcpkit serve my_notes.py`.
+#   lesson 04b against `python -m mcpkit serve my_notes.py`.
 # - Open a session with `Session(server, version="2024-11-05")` and list the tools. Where did
 #   your annotations go, and why is that right?
 
@@ -392,6 +392,6 @@ grading.check_notes_server(make_notes_server)
 #
 # - Sírvelo de verdad. Guarda las tres funciones, con los imports que necesitan, en un archivo
 #   `my_notes.py` que termine con `server = make_notes_server({})`, y después ejecuta la captura
-#   de bytes de la lección 04 contra `python -m mcpkit serve my_notes.py`.
+#   de bytes de la lección 04b contra `python -m mcpkit serve my_notes.py`.
 # - Abre una sesión con `Session(server, version="2024-11-05")` y lista las herramientas.
 #   ¿Adónde fueron tus anotaciones, y por qué es lo correcto?
