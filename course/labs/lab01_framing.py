@@ -52,8 +52,8 @@
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
 # calificada es de solo lectura. Su primera línea, un comentario, es la que imprime cuando
-# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien imprime
-# esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
+# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien
+# imprime esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
 # pasen las cuatro, guarda el cuaderno y obtén tu nota por partes desde una terminal en la raíz
 # del repositorio:
 #
@@ -113,8 +113,8 @@ grading.set_language("en")
 #   un salto de línea literal (uno *dentro de una cadena* no molesta: JSON lo escribe como los
 #   dos caracteres `\n`).
 # - `encode_content_length(message)`: la cabecera `Content-Length: N`, una línea en blanco y
-#   luego el cuerpo. Tal como viaja por la tubería: `b"Content-Length: N\r\n\r\n"` seguido de exactamente N bytes
-#   de JSON en UTF-8. N cuenta **bytes**, no caracteres.
+#   luego el cuerpo. Tal como viaja por la tubería: `b"Content-Length: N\r\n\r\n"` seguido
+#   de exactamente N bytes de JSON en UTF-8. N cuenta **bytes**, no caracteres.
 #
 # `json.dumps(message, separators=(",", ":"), ensure_ascii=False)` da un JSON compacto que
 # conserva las tildes tal cual; `.encode("utf-8")` lo convierte en bytes.
@@ -243,8 +243,9 @@ grading.check_parse_message(parse_message)
 #    decodificación continúa.
 # 4. `max_message_size` es el máximo de bytes de una línea, sin contar su `\n`. Una línea
 #    completa más larga da `MessageTooLarge(size, limit)`. Una línea inacabada que supera el
-#    límite se notifica como error **una sola vez**, en cuanto lo supera; después descártala e ignora todo hasta
-#    el siguiente `\n`, para que la memoria siga acotada por larga que sea la línea.
+#    límite se notifica como error **una sola vez**, en cuanto lo supera; después descártala e
+#    ignora todo hasta el siguiente `\n`, para que la memoria siga acotada por larga que sea
+#    la línea.
 
 # %%
 class NdjsonDecoder:

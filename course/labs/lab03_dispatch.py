@@ -47,8 +47,8 @@
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
 # calificada es de solo lectura. Su primera línea, un comentario, es la que imprime cuando
-# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien imprime
-# esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
+# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien
+# imprime esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
 # pasen las dos, guarda el cuaderno y obtén tu nota por partes desde una terminal en la raíz
 # del repositorio:
 #

@@ -35,9 +35,9 @@
 #    que viajan por la conexión, y de vuelta;
 # 4. comprobar que tu entorno está listo para los laboratorios (labs).
 #
-# **Cómo usar estos cuadernos.** Ejecuta las celdas en orden con **Shift+Enter** (Mayús+Intro). Son pequeñas
-# a propósito: lee, ejecuta, mira la salida, cambia algo y vuelve a ejecutar. Nada en el curso
-# necesita conexión a la red ni una clave de API.
+# **Cómo usar estos cuadernos.** Ejecuta las celdas en orden con **Shift+Enter**
+# (Mayús+Intro). Son pequeñas a propósito: lee, ejecuta, mira la salida, cambia algo y vuelve
+# a ejecutar. Nada en el curso necesita conexión a la red ni una clave de API.
 
 # %% tags=["setup"]
 # [en] Setup: run this cell first. It imports the parts of mcpkit this lesson uses
