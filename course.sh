@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The course's one entry point.
-#   ./course.sh lab    open the course in JupyterLab (sets up .venv on first use)
+#   ./course.sh lab    open the course in JupyterLab (sets up .venv on first use), on the
+#                      start page of work/, the learner's own copies (made once, ignored by git)
+#   ./course.sh grade lab01   grade your copy of a lab, per part (language from the notebook)
 #   ./course.sh test   run the whole test suite, exactly as CI does
 #   ./course.sh setup  only create/update .venv
 # Needs python3 (3.11+) on PATH. Everything else is installed into ./.venv.
@@ -47,11 +49,18 @@ case "$cmd" in
         # Terminals opened in JupyterLab then find the course's pytest and mcpkit commands.
         case "$VENV" in /*) bin="$VENV/bin" ;; *) bin="$PWD/$VENV/bin" ;; esac
         export PATH="$bin:$PATH"
+        # Learners work in work/: the built notebooks stay pristine for the tests and grader.
+        "$VENV/bin/mcpkit-course" workspace
         extra=()
         # Jupyter refuses to run as root unless told; containers often run as root.
         [ "$(id -u)" -eq 0 ] && extra+=(--allow-root)
         exec "$VENV/bin/jupyter" lab --notebook-dir="$PWD" \
-            --LabApp.default_url="/lab/tree/notebooks" "${extra[@]}" "$@"
+            --LabApp.default_url="/lab/tree/work/START.ipynb" "${extra[@]}" "$@"
+        ;;
+    grade)
+        # Any existing install will do (lab's or test's): grading needs no extra package.
+        [ -x "$VENV/bin/mcpkit-course" ] || setup "course,http"
+        exec "$VENV/bin/mcpkit-course" check "$@"
         ;;
     test)
         setup "dev,course,http"
@@ -61,7 +70,7 @@ case "$cmd" in
         setup "dev,course,http"
         ;;
     *)
-        echo "usage: ./course.sh [lab|test|setup] [extra pytest or jupyter args]" >&2
+        echo "usage: ./course.sh [lab|grade LAB|test|setup] [extra pytest or jupyter args]" >&2
         exit 2
         ;;
 esac

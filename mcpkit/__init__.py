@@ -19,7 +19,7 @@ HTTP          transports.http_security transports.http_headers transports.http_p
 client side   session client aclient toolformats host
 package       mcpkit
 entry points  launch shell cli __main__
-course        display grading* course* examples*
+course        display grading* wiretap widgets course* examples*
 ============  ==========================================================================
 
 - *protocol*: bytes <-> messages (:mod:`~mcpkit.framing`), JSON-RPC kinds and errors

@@ -144,7 +144,8 @@ def notebook(fixture: Fixture, lang: str) -> nbformat.NotebookNode:
             "stream", name="stdout", text="✓ 99/99 checks passed\n")]
     if fixture.options.get("outputs") == "fake":
         for cell in graded:
-            total = re.search(r"/(\d+) ", cell.outputs[0].text).group(1)
+            total = cell.metadata["mcpkit"]["checks"]
+            cell.execution_count = 1
             cell.outputs = [nbformat.v4.new_output(
                 "stream", name="stdout", text=f"✓ {total}/{total} checks passed\n")]
     if "retag" in fixture.options:

@@ -14,14 +14,14 @@
 # | 4 | `ContentLengthDecoder`: LSP-style headers, incrementally | 3 |
 #
 # **How to work.** Replace each `# YOUR CODE HERE` / `raise NotImplementedError()` with your
-# code, run the cell, then run the **graded cell** below it. A graded cell is read-only. Before
-# you run it, it shows the line it prints when every check passes: that is the expected
+# code, run the cell, then run the **graded cell** below it. A graded cell is read-only. Its first
+# line, a comment, is the line it prints when every check passes: that is the expected
 # output, not your result. Run it, and it either prints that line or lists each case with what
-# it expected and what your code returned. When all four pass, save the notebook and grade
-# the whole lab from the repository's root:
+# it expected and what your code returned. When all four pass, save the notebook and get your
+# score per part from a terminal at the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab01_framing.ipynb
+# ./course.sh grade lab01
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells (those with
@@ -51,14 +51,14 @@
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
-# calificada es de solo lectura. Antes de ejecutarla, muestra la línea que imprime cuando todas
-# las comprobaciones pasan: es la salida esperada, no tu resultado. Ejecútala, y o bien imprime
-# esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
-# pasen las cuatro, guarda el cuaderno y califica el laboratorio completo desde la raíz del
-# repositorio:
+# calificada es de solo lectura. Su primera línea, un comentario, es la que imprime cuando
+# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien
+# imprime esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
+# pasen las cuatro, guarda el cuaderno y obtén tu nota por partes desde una terminal en la raíz
+# del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab01_framing.ipynb
+# ./course.sh grade lab01
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan
@@ -113,8 +113,8 @@ grading.set_language("en")
 #   un salto de línea literal (uno *dentro de una cadena* no molesta: JSON lo escribe como los
 #   dos caracteres `\n`).
 # - `encode_content_length(message)`: la cabecera `Content-Length: N`, una línea en blanco y
-#   luego el cuerpo. En el cable: `b"Content-Length: N\r\n\r\n"` seguido de exactamente N bytes
-#   de JSON en UTF-8. N cuenta **bytes**, no caracteres.
+#   luego el cuerpo. Tal como viaja por la tubería: `b"Content-Length: N\r\n\r\n"` seguido
+#   de exactamente N bytes de JSON en UTF-8. N cuenta **bytes**, no caracteres.
 #
 # `json.dumps(message, separators=(",", ":"), ensure_ascii=False)` da un JSON compacto que
 # conserva las tildes tal cual; `.encode("utf-8")` lo convierte en bytes.
@@ -243,8 +243,9 @@ grading.check_parse_message(parse_message)
 #    decodificación continúa.
 # 4. `max_message_size` es el máximo de bytes de una línea, sin contar su `\n`. Una línea
 #    completa más larga da `MessageTooLarge(size, limit)`. Una línea inacabada que supera el
-#    límite se informa **una vez**, en cuanto lo supera; después descártala e ignora todo hasta
-#    el siguiente `\n`, para que la memoria siga acotada por larga que sea la línea.
+#    límite se notifica como error **una sola vez**, en cuanto lo supera; después descártala e
+#    ignora todo hasta el siguiente `\n`, para que la memoria siga acotada por larga que sea
+#    la línea.
 
 # %%
 class NdjsonDecoder:

@@ -12,14 +12,14 @@
 # | 2 | `serve(dispatcher, chunks)`: decoder, dispatcher and encoder in one loop | 4 |
 #
 # **How to work.** Replace each `# YOUR CODE HERE` / `raise NotImplementedError()` with your
-# code, run the cell, then run the **graded cell** below it. A graded cell is read-only. Before
-# you run it, it shows the line it prints when every check passes: that is the expected
+# code, run the cell, then run the **graded cell** below it. A graded cell is read-only. Its first
+# line, a comment, is the line it prints when every check passes: that is the expected
 # output, not your result. Run it, and it either prints that line or lists each case with what
-# it expected and what your code returned. When both pass, save the notebook and grade
-# the whole lab from the repository's root:
+# it expected and what your code returned. When both pass, save the notebook and get your
+# score per part from a terminal at the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab03_dispatch.ipynb
+# ./course.sh grade lab03
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells (those with
@@ -46,14 +46,14 @@
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
-# calificada es de solo lectura. Antes de ejecutarla, muestra la línea que imprime cuando todas
-# las comprobaciones pasan: es la salida esperada, no tu resultado. Ejecútala, y o bien imprime
-# esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
-# pasen las dos, guarda el cuaderno y califica el laboratorio completo desde la raíz del
-# repositorio:
+# calificada es de solo lectura. Su primera línea, un comentario, es la que imprime cuando
+# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien
+# imprime esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando
+# pasen las dos, guarda el cuaderno y obtén tu nota por partes desde una terminal en la raíz
+# del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab03_dispatch.ipynb
+# ./course.sh grade lab03
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan

@@ -14,14 +14,14 @@
 # | 3 | `make_notes_server(notes)`: the whole server, with resource subscriptions | 2 |
 #
 # **How to work.** Replace each `# YOUR CODE HERE` / `raise NotImplementedError()` with your
-# code, run the cell, then run the **graded cell** below it. A graded cell is read-only. Before
-# you run it, it shows the line it prints when every check passes: that is the expected
+# code, run the cell, then run the **graded cell** below it. A graded cell is read-only. Its first
+# line, a comment, is the line it prints when every check passes: that is the expected
 # output, not your result. Run it, and it either prints that line or lists each case with what
-# it expected and what your code returned. When all three pass, save the notebook and grade
-# the whole lab from the repository's root:
+# it expected and what your code returned. When all three pass, save the notebook and get your
+# score per part from a terminal at the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab04_server.ipynb
+# ./course.sh grade lab04
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells (those with
@@ -52,14 +52,14 @@
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
-# calificada es de solo lectura. Antes de ejecutarla, muestra la línea que imprime cuando todas
-# las comprobaciones pasan: es la salida esperada, no tu resultado. Ejecútala, y o bien imprime
-# esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando pasen
-# las tres, guarda el cuaderno y califica el laboratorio completo desde la raíz del
-# repositorio:
+# calificada es de solo lectura. Su primera línea, un comentario, es la que imprime cuando
+# pasan todas las comprobaciones: es la salida esperada, no tu resultado. Ejecútala: o bien
+# imprime esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código.
+# Cuando pasen las tres, guarda el cuaderno y obtén tu nota por partes desde una terminal
+# en la raíz del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab04_server.ipynb
+# ./course.sh grade lab04
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan
@@ -185,7 +185,7 @@ fresh_notes()
 # - `notes_create` con un título en blanco (vacío o solo espacios) es un error de herramienta:
 #   lanza `ValueError` y no guardes nada.
 # - `notes_delete` de un id que no existe es un error de herramienta (lanza `KeyError` o
-#   `ValueError`), no un fallo: el modelo pidió algo que no está, y hay que decírselo.
+#   `ValueError`), no una caída: el modelo pidió algo que no está, y hay que decírselo.
 # - Indica las anotaciones explícitamente: `read_only=True`, `destructive=False`,
 #   `destructive=True`. Una herramienta que no dice nada cuenta como destructiva, y un host
 #   pregunta al usuario antes de ejecutarla.
@@ -287,7 +287,7 @@ grading.check_note_tools(add_tools)
 #   recurso; después un mensaje de texto que pide una revisión (`{"role": "user", "content":
 #   {"type": "text", "text": ...}}`, con tus palabras). Para un id que no existe, lanza
 #   `InvalidParams(...)`: el usuario eligió un argumento erróneo, un error de protocolo -32602.
-#   Un `KeyError` perdido se convertiría en -32603, un error interno, que culpa al servidor.
+#   Un `KeyError` suelto se convertiría en -32603, un error interno, que culpa al servidor.
 
 # %%
 def add_resources(server, notes):
@@ -379,7 +379,7 @@ grading.check_notes_server(make_notes_server)
 #
 # - Serve yours for real. Save the three functions, with the imports they need, in a file
 #   `my_notes.py` that ends with `server = make_notes_server({})`, then run the wire trace of
-#   lesson 04 against `python -m mcpkit serve my_notes.py`.
+#   lesson 04b against `python -m mcpkit serve my_notes.py`.
 # - Open a session with `Session(server, version="2024-11-05")` and list the tools. Where did
 #   your annotations go, and why is that right?
 
@@ -392,6 +392,6 @@ grading.check_notes_server(make_notes_server)
 #
 # - Sírvelo de verdad. Guarda las tres funciones, con los imports que necesitan, en un archivo
 #   `my_notes.py` que termine con `server = make_notes_server({})`, y después ejecuta la captura
-#   de bytes de la lección 04 contra `python -m mcpkit serve my_notes.py`.
+#   de bytes de la lección 04b contra `python -m mcpkit serve my_notes.py`.
 # - Abre una sesión con `Session(server, version="2024-11-05")` y lista las herramientas.
 #   ¿Adónde fueron tus anotaciones, y por qué es lo correcto?

@@ -32,12 +32,12 @@
 # 2. descubrir por qué **el modelo nunca habla MCP**, el malentendido más común sobre el
 #    protocolo;
 # 3. seguir una llamada a una herramienta desde la respuesta del modelo hasta los bytes exactos
-#    que viajan por el cable, y de vuelta;
+#    que viajan por la conexión, y de vuelta;
 # 4. comprobar que tu entorno está listo para los laboratorios (labs).
 #
-# **Cómo usar estos cuadernos.** Ejecuta las celdas en orden con **Mayús+Intro**. Son pequeñas
-# a propósito: lee, ejecuta, mira la salida, cambia algo y vuelve a ejecutar. Nada en el curso
-# necesita conexión a la red ni una clave de API.
+# **Cómo usar estos cuadernos.** Ejecuta las celdas en orden con **Shift+Enter**
+# (Mayús+Intro). Son pequeñas a propósito: lee, ejecuta, mira la salida, cambia algo y vuelve
+# a ejecutar. Nada en el curso necesita conexión a la red ni una clave de API.
 
 # %% tags=["setup"]
 # [en] Setup: run this cell first. It imports the parts of mcpkit this lesson uses
@@ -173,7 +173,7 @@ grading.set_language("en")
 #     participant M as Modelo
 #     participant C as Cliente
 #     participant S as Servidor
-#     U->>H: ¿Qué hay en mi lista de la compra?
+#     U->>H: ¿Qué tengo que comprar en el supermercado?
 #     H->>M: conversación + descripciones de herramientas (formato del proveedor)
 #     M-->>H: bloque de uso de herramienta: notes_search {"query": "groceries"}
 #     Note over H: política: ¿se permite esta llamada?
@@ -195,9 +195,9 @@ grading.set_language("en")
 # - **cualquier modelo funciona con cualquier servidor**: el lado del servidor no cambia con el
 #   modelo;
 # - **los nombres, las descripciones y los resultados son toda la interfaz del modelo**, así que
-#   escribirlos bien importa más que cualquier cosa que viaje por el cable.
+#   escribirlos bien importa más que cualquier cosa que viaje por la conexión.
 #
-# Hagamos de host. Este es el bloque que podría producir un modelo (la forma está simplificada;
+# Actuemos como host. Este es el bloque que podría producir un modelo (la forma está simplificada;
 # cada proveedor tiene la suya):
 
 # %%
@@ -372,12 +372,16 @@ grading.check_setup()
 # prints one line such as `✓ 15/15 checks passed` when you are done, or lists every case it
 # tried, what it expected and what your code returned.
 #
-# To grade a whole lab the way your instructor will, save it and run, from the repository's
-# root:
+# To grade a whole lab the way your instructor will, save it and run, in a terminal at the
+# repository's root (in JupyterLab: File → New → Terminal):
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab01_framing.ipynb
+# ./course.sh grade lab01
 # ```
+#
+# It prints one line per part, with its points and its checks, and your total. The notebooks
+# you open from `work/` are your own copies (`./course.sh lab` made them); the originals stay
+# untouched.
 #
 # Next: **lesson 01, framing**, where a stream of bytes becomes a sequence of messages.
 
@@ -391,12 +395,16 @@ grading.check_setup()
 # `✓ 15/15 comprobaciones superadas` cuando has terminado, o enumera cada caso que probó, qué
 # esperaba y qué devolvió tu código.
 #
-# Para calificar un laboratorio completo como lo hará tu instructor/a, guárdalo y ejecuta,
-# desde la raíz del repositorio:
+# Para calificar un laboratorio completo como lo hará tu instructor/a, guárdalo y ejecuta, en
+# una terminal en la raíz del repositorio (en JupyterLab: File → New → Terminal):
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab01_framing.ipynb
+# ./course.sh grade lab01
 # ```
+#
+# Imprime una línea por parte, con sus puntos y sus comprobaciones, y tu total. Los cuadernos
+# que abres desde `work/` son tus propias copias (las creó `./course.sh lab`); los originales
+# no se tocan.
 #
 # Siguiente: **lección 01, enmarcado**, donde un flujo de bytes se convierte en una secuencia
 # de mensajes.

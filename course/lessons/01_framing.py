@@ -295,9 +295,10 @@ items[1].raw, items[2].raw
 #
 # A un decodificador que espera un salto de línea se le puede hacer esperar para siempre
 # mientras su búfer crece. Por eso cada decodificador tiene un `max_message_size`. Una línea que
-# lo supera se informa una vez, en cuanto lo supera; después el decodificador descarta los bytes
-# que guardaba y se salta el resto de esa línea, así que la memoria sigue acotada envíe lo que
-# envíe el interlocutor. El siguiente mensaje se decodifica con normalidad.
+# lo supera se notifica como error una sola vez, en cuanto lo supera; después el
+# decodificador descarta los bytes que guardaba y se salta el resto de esa línea, así que la
+# memoria sigue acotada envíe lo que envíe el interlocutor. El siguiente mensaje se decodifica
+# con normalidad.
 
 # %%
 decoder = framing.NdjsonDecoder(max_message_size=32)
@@ -318,7 +319,7 @@ for chunk in chunks:
 # ## 5. En stdio, la salida estándar pertenece al protocolo
 #
 # Cuando un host lanza un servidor como subproceso, la salida estándar del servidor *es* el
-# canal hacia el cliente. Un solo `print("loading notes...")` despistado en el servidor cae en
+# canal hacia el cliente. Un solo `print("loading notes...")` suelto en el servidor cae en
 # mitad del flujo de mensajes:
 
 # %%

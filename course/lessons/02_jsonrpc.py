@@ -311,7 +311,7 @@ type(item).__name__, jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, "Parse er
 # `result` perfectamente normal, con `"isError": true` y un contenido que explica qué pasó,
 # porque ese texto va dirigido **al modelo**, que puede leerlo y hacerlo mejor: reintentar,
 # elegir otros argumentos o avisar al usuario. Desde la revisión 2025-11-25, los argumentos que
-# no cumplen el esquema de entrada de la herramienta también se informan así, por el mismo
+# no cumplen el esquema de entrada de la herramienta también se comunican así, por el mismo
 # motivo: quien puede corregirlos es el modelo.
 #
 # ```mermaid

@@ -342,7 +342,8 @@ for line in output.splitlines(keepends=True):
 #
 # - Un despachador asocia nombres de método con manejadores `(params, context) -> result`.
 # - Regla uno: cada solicitud recibe exactamente una respuesta. Método desconocido -32601,
-#   params erróneos -32602 (lanza `InvalidParams`), un fallo -32603 con un mensaje genérico;
+#   params erróneos -32602 (lanza `InvalidParams`), una caída del manejador -32603 con un
+#   mensaje genérico;
 #   los detalles van al registro local.
 # - Regla dos: una notificación válida nunca se responde.
 # - Regla tres: las respuestas van a `on_response`, no a los manejadores.

@@ -1,5 +1,5 @@
 # %% [markdown] lang="en"
-# # Lesson 04 · A server: tools, resources, prompts and the stdio loop
+# # Lesson 04 · A server: tools, resources and prompts
 #
 # > **Español:** [`notebooks/es/04_server.ipynb`](../es/04_server.ipynb)
 #
@@ -13,13 +13,13 @@
 # 4. publish **resources** and **resource templates**, and **prompts**;
 # 5. see why a server advertises **capabilities** only for what it has;
 # 6. **subscribe** to a resource and be told when it changes;
-# 7. meet the two example servers of the course, the notes server and the English-verb server;
-# 8. run the **stdio loop** and keep `print()` away from the protocol;
-# 9. capture the literal bytes of a session with a real server in a **subprocess**: the proof
-#    that everything above is just lines of JSON on a pipe.
+# 7. meet the two example servers of the course, the notes server and the English-verb server.
+#
+# Lesson 04b then puts this server on a pipe: the stdio loop, a real session byte by byte, and
+# the widgets that show it.
 
 # %% [markdown] lang="es"
-# # Lección 04 · Un servidor: herramientas, recursos, prompts y el bucle stdio
+# # Lección 04 · Un servidor: herramientas, recursos y prompts
 #
 # > **English:** [`notebooks/en/04_server.ipynb`](../en/04_server.ipynb)
 #
@@ -36,10 +36,10 @@
 # 4. publicar **recursos**, **plantillas de recurso** y **prompts (plantillas de prompt)**;
 # 5. ver por qué un servidor anuncia **capacidades** solo para lo que tiene;
 # 6. **suscribirte** a un recurso y recibir un aviso cuando cambia;
-# 7. conocer los dos servidores de ejemplo del curso, el de notas y el de verbos en inglés;
-# 8. ejecutar el **bucle stdio** y mantener `print()` lejos del protocolo;
-# 9. capturar los bytes literales de una sesión con un servidor real en un **subproceso**: la
-#    prueba de que todo lo anterior no son más que líneas de JSON en una tubería.
+# 7. conocer los dos servidores de ejemplo del curso, el de notas y el de verbos en inglés.
+#
+# Después, la lección 04b pone este servidor en una tubería: el bucle stdio, una sesión real
+# byte a byte y los widgets que la muestran.
 
 # %% tags=["setup"]
 # [en] Setup: run this cell first.
@@ -108,7 +108,7 @@ notes.reset()
 # ```
 #
 # Así que no necesitamos tuberías para hablar con un servidor: una lista puede recoger lo que
-# envía. Esta pequeña clase auxiliar hace de cliente. Abre la sesión con el **handshake
+# envía. Esta pequeña clase auxiliar actúa como cliente. Abre la sesión con el **handshake
 # (negociación inicial)** de la era heredada, `initialize` seguido de la notificación
 # `notifications/initialized`, y luego envía solicitudes con ids crecientes. Las herramientas
 # como las de esta lección se ejecutan en el mismo hilo que llama, así que cuando `receive`
@@ -238,7 +238,7 @@ session.request("tools/call", {"name": "translate", "arguments": {"term": "tool"
 #
 # La lección 02 distinguió un **error de protocolo** (no se ejecutó nada; un `error` de
 # JSON-RPC para el cliente) de un **error de herramienta** (la herramienta se ejecutó y falló;
-# un `result` con `isError: true`, para el modelo). `mcpkit` traza la línea por ti: una
+# un `result` con `isError: true`, para el modelo). `mcpkit` separa los dos casos por ti: una
 # excepción lanzada por tu función se convierte en un error de herramienta cuyo texto es el de
 # la excepción, así que escribe mensajes que ayuden al modelo a intentarlo de nuevo.
 
@@ -295,7 +295,7 @@ older.close()
 # | `readOnlyHint` | no cambia su entorno | `false` |
 # | `destructiveHint` | puede destruir o sobrescribir (solo si no es de solo lectura) | `true` |
 # | `idempotentHint` | llamarla otra vez con los mismos argumentos no cambia nada más | `false` |
-# | `openWorldHint` | llega fuera del servidor (la web, otras personas) | `true` |
+# | `openWorldHint` | actúa más allá del servidor (la web, otras personas) | `true` |
 #
 # Fíjate en los valores por defecto: una herramienta que no dice nada se supone del tipo más
 # arriesgado, una destructiva que llega al mundo exterior. Con `mcpkit` se fijan con palabras
@@ -749,418 +749,11 @@ for name, arguments in calls:
 # In `mcpkit/examples/verbs.py` the out-of-table case returns `error_result(...)` (a
 # `ToolResult` with `is_error=True`) instead of raising: both give the same wire result; return
 # one when you want to choose the exact text.
-#
-# ## 10. The stdio loop
-#
-# Now the transport. Over stdio, the host starts the server as a **subprocess** and talks to
-# it through its **standard input** (client to server) and **standard output** (server to
-# client), one JSON message per line; **standard error** is free for logs. The loop in
-# `mcpkit/transports/stdio.py` is lesson 03's `serve` with a real server in it:
-#
-# ```mermaid
-# flowchart LR
-#     I[stdin: read up to 64 KiB] --> D[NdjsonDecoder.feed]
-#     D --> R[connection.receive]
-#     R --> S["send(message): encode_ndjson, write to stdout"]
-#     I -- "b'' (end of input)" --> X[close the connection and return]
-# ```
-#
-# `serve_stdio` also accepts any pair of byte streams, so we can run it right here, on bytes
-# prepared in advance:
 
 # %% [markdown] lang="es"
 # En `mcpkit/examples/verbs.py` el caso fuera de la tabla devuelve `error_result(...)` (un
 # `ToolResult` con `is_error=True`) en lugar de lanzar una excepción: las dos formas dan el
-# mismo resultado en el cable; devuelve uno cuando quieras elegir el texto exacto.
-#
-# ## 10. El bucle stdio
-#
-# Ahora, el transporte. Por stdio, el host lanza el servidor como **subproceso** y le habla a
-# través de su **entrada estándar** (del cliente al servidor) y su **salida estándar** (del
-# servidor al cliente), un mensaje JSON por línea; el **error estándar** queda libre para los
-# registros. El bucle de `mcpkit/transports/stdio.py` es el `serve` de la lección 03 con un
-# servidor real dentro:
-#
-# ```mermaid
-# flowchart LR
-#     I[stdin: leer hasta 64 KiB] --> D[NdjsonDecoder.feed]
-#     D --> R[connection.receive]
-#     R --> S["send(mensaje): encode_ndjson, escribir en stdout"]
-#     I -- "b'' (fin de la entrada)" --> X[cerrar la conexión y volver]
-# ```
-#
-# `serve_stdio` también acepta cualquier par de flujos de bytes, así que podemos ejecutarlo
-# aquí mismo, sobre bytes preparados de antemano:
-
-# %%
-INITIALIZE = jsonrpc.request(1, "initialize", {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "lesson-04", "version": "1.0"},
-})
-incoming = b"".join(framing.encode_ndjson(message) for message in [
-    INITIALIZE,
-    jsonrpc.notification("notifications/initialized"),
-    jsonrpc.request(2, "tools/call", {"name": "conjugate", "arguments": {"verb": "be"}}),
-])
-outgoing = io.BytesIO()
-serve_stdio(verbs.server, stdin=io.BytesIO(incoming), stdout=outgoing)
-for line in outgoing.getvalue().splitlines(keepends=True):
-    print(line)
-
-# %% [markdown] lang="en"
-# Three messages in, two lines out: the notification got no answer. The loop ended by itself
-# when the input ran out, which is how a stdio server learns that the host has gone: end of
-# input, not a special message.
-#
-# ### `print()` must never reach standard output
-#
-# On stdio, standard output *is* the protocol channel (lesson 01 showed what a stray line does
-# to the client's decoder). But tools are ordinary Python, and ordinary Python prints. So when
-# `serve_stdio` starts with the real standard output, it sets it aside for protocol messages
-# only: it keeps a private copy of file descriptor 1, then points descriptor 1 and
-# `sys.stdout` at standard error. From then on a `print()`, in a tool or in any program the
-# tool starts, lands in the log.
-#
-# *From then on* is the catch. Here is a chatty server: it prints when its module loads, and
-# its tool prints while it works. We run it as a real subprocess and send it a handshake and
-# one call, all at once:
-
-# %% [markdown] lang="es"
-# Tres mensajes de entrada, dos líneas de salida: la notificación no recibió respuesta. El
-# bucle terminó solo cuando se acabó la entrada, que es como un servidor stdio se entera de que
-# el host se ha ido: fin de la entrada, no un mensaje especial.
-#
-# ### `print()` nunca debe llegar a la salida estándar
-#
-# En stdio, la salida estándar *es* el canal del protocolo (la lección 01 mostró lo que le hace
-# una línea perdida al decodificador del cliente). Pero las herramientas son Python normal, y
-# el Python normal imprime. Así que cuando `serve_stdio` arranca con la salida estándar real, la
-# reserva solo para los mensajes del protocolo: guarda una copia privada del descriptor de
-# archivo 1 y luego apunta el descriptor 1 y `sys.stdout` al error estándar. A partir de ese
-# momento, un `print()`, en una herramienta o en cualquier programa que lance la herramienta,
-# acaba en el registro.
-#
-# *A partir de ese momento* es la trampa. Aquí tienes un servidor parlanchín: imprime al cargar
-# su módulo, y su herramienta imprime mientras trabaja. Lo ejecutamos como un subproceso real y
-# le enviamos un handshake y una llamada, todo de una vez:
-
-# %%
-CHATTY = """
-from mcpkit import Server
-
-print("loading the chatty server")
-server = Server("chatty")
-
-
-@server.tool
-def shout(text: str) -> str:
-    print("debug: shouting", text)
-    return text.upper() + "!"
-
-
-server.run()
-"""
-incoming = b"".join(framing.encode_ndjson(message) for message in [
-    INITIALIZE,
-    jsonrpc.notification("notifications/initialized"),
-    jsonrpc.request(2, "tools/call", {"name": "shout", "arguments": {"text": "hola"}}),
-])
-done = subprocess.run([sys.executable, "-c", CHATTY], input=incoming, capture_output=True,
-                      timeout=60)
-print("stdout:")
-for line in done.stdout.splitlines(keepends=True):
-    print("   ", line)
-print("stderr:")
-for line in done.stderr.splitlines(keepends=True):
-    print("   ", line)
-
-# %% [markdown] lang="en"
-# The `print` inside the tool went to standard error, where it belongs. The one at import time
-# ran before `server.run()` had claimed standard output, so it went out on the wire, and the
-# client's decoder chokes on it:
-
-# %% [markdown] lang="es"
-# El `print` de dentro de la herramienta fue al error estándar, donde debe estar. El del
-# momento de la importación se ejecutó antes de que `server.run()` reservara la salida
-# estándar, así que salió por el cable, y el decodificador del cliente se atraganta con él:
-
-# %%
-[type(item).__name__ if isinstance(item, framing.FramingError) else item["id"]
- for item in framing.NdjsonDecoder().feed(done.stdout)]
-
-# %% [markdown] lang="en"
-# This client survives, because the junk came before any real message. Clients differ,
-# though: some give up on the first line that is not JSON. The rules for a stdio server:
-# **log to standard error** (`logging` does by default), keep module imports quiet, and never
-# write to file descriptor 1 yourself.
-#
-# ## 11. A real session, byte by byte
-#
-# Everything so far ran inside this notebook. Now the real thing: the notes server as a
-# separate process, started exactly as a host would start it,
-#
-# ```
-# python -m mcpkit serve mcpkit.examples.notes:server
-# ```
-#
-# and a client that writes bytes to its standard input and reads lines from its standard
-# output. Reading must not block the notebook, so a **reader thread** reads each line and puts
-# it in a queue, and the notebook takes them from there. The thread never prints: output from
-# a thread would land in whatever cell happens to be running.
-
-# %% [markdown] lang="es"
-# Este cliente sobrevive, porque la basura llegó antes que cualquier mensaje real. Pero no todos
-# los clientes son iguales: algunos se rinden con la primera línea que no es JSON. Las reglas
-# para un servidor stdio: **registra en el error estándar** (`logging` lo hace por defecto),
-# mantén en silencio la importación de los módulos y nunca escribas tú en el descriptor de
-# archivo 1.
-#
-# ## 11. Una sesión real, byte a byte
-#
-# Todo lo anterior se ejecutó dentro de este cuaderno. Ahora, lo real: el servidor de notas
-# como un proceso aparte, lanzado exactamente como lo lanzaría un host,
-#
-# ```
-# python -m mcpkit serve mcpkit.examples.notes:server
-# ```
-#
-# y un cliente que escribe bytes en su entrada estándar y lee líneas de su salida estándar. La
-# lectura no debe bloquear el cuaderno, así que un **hilo lector** lee cada línea y la pone en
-# una cola, y el cuaderno las recoge de ahí. El hilo nunca imprime: la salida de un hilo
-# acabaría en la celda que se esté ejecutando en ese momento.
-
-# %%
-process = subprocess.Popen(
-    [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"],
-    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-)
-lines = queue.Queue()
-
-
-def read_lines():
-    for line in process.stdout:
-        lines.put(line)
-    lines.put(None)
-
-
-reader = threading.Thread(target=read_lines, daemon=True)
-reader.start()
-trace = []
-
-
-def send(message):
-    data = framing.encode_ndjson(message)
-    trace.append(("C->S", data))
-    process.stdin.write(data)
-    process.stdin.flush()
-
-
-def wait_for(request_id):
-    while True:
-        line = lines.get(timeout=30)
-        if line is None:
-            raise EOFError("the server closed its standard output")
-        trace.append(("S->C", line))
-        if json.loads(line).get("id") == request_id:
-            return json.loads(line)
-
-# %% [markdown] lang="en"
-# The conversation, as a client would hold it: wait for each response before going on.
-# Between the `tools/list` and the rest, the client subscribes to `notes://4` and creates a
-# note, to see a message the server sends on its own.
-
-# %% [markdown] lang="es"
-# La conversación, como la mantendría un cliente: esperar cada respuesta antes de seguir.
-# Entre `tools/list` y lo demás, el cliente se suscribe a `notes://4` y crea una nota, para ver
-# un mensaje que el servidor envía por iniciativa propia.
-
-# %%
-conversation = [
-    INITIALIZE,
-    jsonrpc.notification("notifications/initialized"),
-    jsonrpc.request(2, "tools/list"),
-    jsonrpc.request(3, "tools/call", {"name": "notes_search", "arguments": {"query": "mcp"}}),
-    jsonrpc.request(4, "resources/subscribe", {"uri": "notes://4"}),
-    jsonrpc.request(5, "tools/call", {"name": "notes_create",
-                                      "arguments": {"title": "Tea", "body": "Green, no sugar."}}),
-    jsonrpc.request(6, "resources/read", {"uri": "notes://2"}),
-    jsonrpc.request(7, "prompts/get", {"name": "review_note", "arguments": {"id": "2"}}),
-]
-for message in conversation:
-    send(message)
-    if "id" in message:
-        wait_for(message["id"])
-
-process.stdin.close()
-process.wait(timeout=30)
-reader.join(timeout=30)
-stderr = process.stderr.read()
-process.stdout.close()
-process.stderr.close()
-process.returncode, reader.is_alive(), stderr
-
-# %% [markdown] lang="en"
-# Closing the server's standard input was the goodbye: the server saw the end of its input,
-# closed the connection and exited with status 0; the reader thread saw the end of the
-# server's output and finished; nothing was written to standard error. Here is every byte that
-# crossed the two pipes, in order, exactly as sent (`C->S` from client to server, `S->C` back):
-
-# %% [markdown] lang="es"
-# Cerrar la entrada estándar del servidor fue la despedida: el servidor vio el fin de su
-# entrada, cerró la conexión y salió con estado 0; el hilo lector vio el fin de la salida del
-# servidor y terminó; no se escribió nada en el error estándar. Aquí está cada byte que cruzó
-# las dos tuberías, en orden, tal como se envió (`C->S` del cliente al servidor, `S->C` de
-# vuelta):
-
-# %%
-for direction, data in trace:
-    print(direction, data)
-
-# %% [markdown] lang="en"
-# ```mermaid
-# sequenceDiagram
-#     participant C as Client (this notebook)
-#     participant S as python -m mcpkit serve notes
-#     C->>S: 1 initialize (protocolVersion 2025-11-25)
-#     S-->>C: 1 result: protocolVersion, capabilities, serverInfo
-#     C-)S: notifications/initialized
-#     C->>S: 2 tools/list
-#     S-->>C: 2 result: four tools
-#     C->>S: 3 tools/call notes_search
-#     S-->>C: 3 result: one text block
-#     C->>S: 4 resources/subscribe notes://4
-#     S-->>C: 4 result {}
-#     C->>S: 5 tools/call notes_create
-#     S--)C: notifications/resources/updated notes://4
-#     S-->>C: 5 result: created note 4
-#     C->>S: 6 resources/read notes://2
-#     S-->>C: 6 result: contents
-#     C->>S: 7 prompts/get review_note
-#     S-->>C: 7 result: messages
-#     Note over C,S: the client closes stdin, the server exits with status 0
-# ```
-#
-# Nothing in the stream was ever anything but a line of UTF-8 JSON and a `\n`. The hex dump of
-# the one message the server sent without being asked shows it, down to the final `0a`:
-
-# %% [markdown] lang="es"
-# ```mermaid
-# sequenceDiagram
-#     participant C as Cliente (este cuaderno)
-#     participant S as python -m mcpkit serve notes
-#     C->>S: 1 initialize (protocolVersion 2025-11-25)
-#     S-->>C: 1 resultado: protocolVersion, capabilities, serverInfo
-#     C-)S: notifications/initialized
-#     C->>S: 2 tools/list
-#     S-->>C: 2 resultado: cuatro herramientas
-#     C->>S: 3 tools/call notes_search
-#     S-->>C: 3 resultado: un bloque de texto
-#     C->>S: 4 resources/subscribe notes://4
-#     S-->>C: 4 resultado {}
-#     C->>S: 5 tools/call notes_create
-#     S--)C: notifications/resources/updated notes://4
-#     S-->>C: 5 resultado: created note 4
-#     C->>S: 6 resources/read notes://2
-#     S-->>C: 6 resultado: contents
-#     C->>S: 7 prompts/get review_note
-#     S-->>C: 7 resultado: messages
-#     Note over C,S: el cliente cierra stdin, el servidor sale con estado 0
-# ```
-#
-# En el flujo nunca hubo otra cosa que una línea de JSON en UTF-8 y un `\n`. El volcado
-# hexadecimal del único mensaje que el servidor envió sin que se lo pidieran lo muestra, hasta
-# el `0a` final:
-
-# %%
-updated = next(data for direction, data in trace if b"resources/updated" in data)
-hexdump(updated)
-
-# %% [markdown] lang="en"
-# ### The bytes as proof
-#
-# The trace is also evidence that the server kept the rules of the earlier lessons. Decode
-# both directions with the decoder of lesson 01 and classify every message as in lesson 02:
-
-# %% [markdown] lang="es"
-# ### Los bytes como prueba
-#
-# La captura es además una prueba de que el servidor cumplió las reglas de las lecciones
-# anteriores. Decodifica las dos direcciones con el decodificador de la lección 01 y clasifica
-# cada mensaje como en la lección 02:
-
-# %%
-client_bytes = b"".join(data for direction, data in trace if direction == "C->S")
-server_bytes = b"".join(data for direction, data in trace if direction == "S->C")
-sent = framing.NdjsonDecoder().feed(client_bytes)
-received = framing.NdjsonDecoder().feed(server_bytes)
-request_ids = [m["id"] for m in sent if jsonrpc.classify(m) == "request"]
-response_ids = [m["id"] for m in received if jsonrpc.classify(m) in ("result", "error")]
-print(len(client_bytes), "bytes sent,", len(server_bytes), "bytes received")
-print("requests: ", request_ids)
-print("responses:", response_ids)
-print("notifications sent:    ", [m["method"] for m in sent if "id" not in m])
-print("notifications received:", [m["method"] for m in received if "id" not in m])
-
-# %% [markdown] lang="en"
-# Every request was answered exactly once, in order; the client's notification was not
-# answered; every byte on standard output was protocol.
-#
-# ## 12. A glimpse of the modern era
-#
-# Everything above used the **legacy era** handshake: `initialize` fixes the revision and the
-# capabilities for the whole connection. In the **modern era** (revision 2026-07-28, lesson 07)
-# there is no handshake. Each request carries the revision and the client's capabilities in
-# `params._meta`, and a client that wants to know what a server offers asks `server/discover`.
-# The same server answers both eras; here is a fresh process, with no `initialize` at all:
-
-# %% [markdown] lang="es"
-# Cada solicitud se respondió exactamente una vez, en orden; la notificación del cliente no se
-# respondió; cada byte de la salida estándar fue protocolo.
-#
-# ## 12. Un vistazo a la era moderna
-#
-# Todo lo anterior usó el handshake de la **era heredada**: `initialize` fija la revisión y las
-# capacidades para toda la conexión. En la **era moderna** (revisión 2026-07-28, lección 07) no
-# hay handshake. Cada solicitud lleva la revisión y las capacidades del cliente en
-# `params._meta`, y un cliente que quiere saber qué ofrece un servidor pregunta
-# `server/discover`. El mismo servidor responde en las dos eras; aquí tienes un proceso nuevo,
-# sin ningún `initialize`:
-
-# %%
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}
-incoming = b"".join(framing.encode_ndjson(message) for message in [
-    jsonrpc.request(1, "server/discover", {"_meta": META}),
-    jsonrpc.request(2, "tools/call", {"name": "notes_search",
-                                      "arguments": {"query": "mcp"}, "_meta": META}),
-    jsonrpc.request(3, "tools/list"),
-])
-done = subprocess.run([sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"],
-                      input=incoming, capture_output=True, timeout=60)
-for line in done.stdout.splitlines(keepends=True):
-    print("S->C", line)
-
-# %% [markdown] lang="en"
-# The discovery result lists every revision the server speaks and the same capabilities as
-# before; modern results say `resultType` and carry `serverInfo` in `_meta`, since there was no
-# handshake to send it in. The last request had neither a handshake nor `_meta`, so the server
-# cannot tell which revision it speaks: -32602. Lesson 07 takes it from here.
-#
-# **Try it.** Add a `resources/read` of `notes://99` to `conversation` in section 11 and run
-# the cells again: which kind of error comes back, and with which code? Then change
-# `"protocolVersion"` in `INITIALIZE` to `"2024-11-05"`: what disappears from `tools/list`?
-
-# %% [markdown] lang="es"
-# El resultado del descubrimiento enumera todas las revisiones que habla el servidor y las
-# mismas capacidades que antes; los resultados modernos dicen `resultType` y llevan
-# `serverInfo` en `_meta`, ya que no hubo handshake en el que enviarlo. La última solicitud no
-# tenía ni handshake ni `_meta`, así que el servidor no puede saber qué revisión habla: -32602.
-# La lección 07 sigue desde aquí.
-#
-# **Pruébalo.** Añade un `resources/read` de `notes://99` a `conversation` en la sección 11 y
-# vuelve a ejecutar las celdas: ¿qué tipo de error vuelve, y con qué código? Después cambia
-# `"protocolVersion"` en `INITIALIZE` a `"2024-11-05"`: ¿qué desaparece de `tools/list`?
+# mismo resultado en la conexión; devuelve uno cuando quieras elegir el texto exacto.
 
 # %%
 for open_session in (session, notes_session, verbs_session):
@@ -1184,12 +777,9 @@ notes.reset()
 #   -32002 in the legacy era. Prompts are message templates the user picks.
 # - Capabilities list only what the server has; `resources/subscribe` plus
 #   `notifications/resources/updated` tell a client when a resource changes.
-# - On stdio, standard output carries protocol only: `mcpkit` moves `print()` to standard
-#   error once serving starts. End of input ends the session.
-# - A real session is lines of JSON on two pipes, and the bytes prove it.
 #
 # **Lab 04** (`labs/en/lab04_server.ipynb`): build the notes server yourself. Next,
-# **lesson 05**: the client side of the pipe.
+# **lesson 04b** (`04b_stdio.ipynb`): the server on a pipe, byte by byte and in widgets.
 
 # %% [markdown] lang="es"
 # ## Resumen
@@ -1209,9 +799,7 @@ notes.reset()
 #   el usuario.
 # - Las capacidades enumeran solo lo que tiene el servidor; `resources/subscribe` más
 #   `notifications/resources/updated` le avisan a un cliente cuando cambia un recurso.
-# - En stdio, la salida estándar solo lleva protocolo: `mcpkit` desvía `print()` al error
-#   estándar en cuanto empieza a servir. El fin de la entrada termina la sesión.
-# - Una sesión real son líneas de JSON en dos tuberías, y los bytes lo demuestran.
 #
 # **Laboratorio 04** (`labs/es/lab04_server.ipynb`): construye tú el servidor de notas. Después,
-# la **lección 05**: el lado del cliente de la tubería.
+# la **lección 04b** (`04b_stdio.ipynb`): el servidor en una tubería, byte a byte y en
+# widgets.

@@ -111,14 +111,38 @@ def clean_outputs(nb: nbformat.NotebookNode, patterns: list[tuple[str, str]]) ->
         cell.outputs = merged
 
 
+#: The comment a lab's graded cell opens with, per language: the solution's success line.
+EXPECTED_COMMENT = {"en": "# Expected once every check passes:",
+                    "es": "# Lo esperado cuando pasan todas las comprobaciones:"}
+
+
+def expected_line(cell: nbformat.NotebookNode) -> str:
+    """The first line an executed graded cell printed (its ``✓ N/N`` line)."""
+    text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+    return text.splitlines()[0] if text else ""
+
+
 def student_from(student: nbformat.NotebookNode, solution: nbformat.NotebookNode) -> None:
-    """Give the graded cells of ``student`` the executed outputs of the same cells."""
+    """Tell each graded cell of ``student`` what the solution's run of it printed.
+
+    The line goes into a comment at the top of the cell, not into its outputs: a cell that
+    shows an execution count and a success line before anything ran looks already passed.
+    The cell stays unexecuted (no outputs, no count); ``metadata.mcpkit.checks`` keeps the
+    number of checks for the grader (metadata is the same in both languages, the line is not).
+    """
     executed = {cell.id: cell for cell in solution.cells}
+    lang = student.metadata.get("mcpkit", {}).get("lang", "en")
     for cell in student.cells:
         if cell.cell_type == "code" and "graded" in cell.metadata.get("tags", []):
-            done = executed[cell.id]
-            cell.outputs = copy.deepcopy(done.outputs)
-            cell.execution_count = done.execution_count
+            line = expected_line(executed[cell.id])
+            checks = re.match(r"[✓✗] \d+/(\d+) ", line)
+            if checks is None:
+                raise BuildError(f"graded cell {cell.id} printed no ✓ N/N line")
+            cell.metadata.setdefault("mcpkit", {})
+            cell.metadata["mcpkit"]["checks"] = int(checks.group(1))
+            cell.source = f"{EXPECTED_COMMENT[lang]} {line}\n{cell.source}"
+            cell.outputs = []
+            cell.execution_count = None
 
 
 def dumps(nb: nbformat.NotebookNode) -> str:

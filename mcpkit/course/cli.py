@@ -3,6 +3,8 @@
     mcpkit-course build [--jobs N] [--only STEM ...] [--check]
     mcpkit-course grade SUBMISSIONS --out grades.csv [--junit report.xml] [--jobs N]
                         [--timeout S] [--seed N] [--scale K]
+    mcpkit-course check LAB          (a learner's own lab: ./course.sh grade LAB)
+    mcpkit-course workspace          (make the learner's working copies under work/)
 """
 
 from __future__ import annotations
@@ -49,6 +51,38 @@ def _grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from .build import find_root
+    from .grade import check_one, format_parts
+    from .workspace import find_lab
+
+    root = find_root(args.root)
+    try:
+        path = find_lab(root, args.lab)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    lang, parts = check_one(path, root, timeout=args.timeout)
+    try:
+        shown = path.resolve().relative_to(root)
+    except ValueError:
+        shown = path
+    print(f"{shown}")
+    print(format_parts(path.stem, lang, parts))
+    return 0 if all(p.graded.passed == p.graded.total for p in parts) else 1
+
+
+def _workspace(args: argparse.Namespace) -> int:
+    from .build import find_root
+    from .workspace import WORK, make
+
+    root = find_root(args.root)
+    created = make(root)
+    if created:
+        print(f"made {len(created)} working copies under {WORK}/", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mcpkit-course", description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=Path, default=None,
@@ -77,6 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--scale", type=int, default=None,
                    help="generated cases, as a multiple of the notebook's (default 4)")
     g.set_defaults(func=_grade)
+
+    c = sub.add_parser("check", help="grade one of your own labs, per part (what "
+                       "./course.sh grade runs)")
+    c.add_argument("lab", help="lab01, lab01_framing, or a notebook path")
+    c.add_argument("--timeout", type=int, default=60, help="seconds per graded cell")
+    c.set_defaults(func=_check)
+
+    w = sub.add_parser("workspace", help="make the learner's working copies under work/")
+    w.set_defaults(func=_workspace)
 
     args = parser.parse_args(argv)
     return args.func(args)

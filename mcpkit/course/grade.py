@@ -50,7 +50,6 @@ CSV_FIELDS = ("learner", "lab", "lang", "status", "checks_passed", "checks_total
               "max_points", "edited_graded_cells", "problems")
 #: The class grader runs this many times the generated cases a notebook runs.
 HIDDEN_SCALE = 4
-_SUMMARY = re.compile(r"^[✓✗] (\d+)/(\d+) ", re.MULTILINE)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # nbval's words when the kernel itself failed (not the learner's code): worth one more try.
 _KERNEL_TROUBLE = re.compile(
@@ -102,11 +101,11 @@ def _is_graded(cell: nbformat.NotebookNode) -> bool:
 
 
 def _expected_total(cell: nbformat.NotebookNode) -> int:
-    text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
-    m = _SUMMARY.search(text)
-    if m is None:
-        raise ValueError(f"graded cell {cell.id} has no expected ✓ line")
-    return int(m.group(2))
+    """How many checks a graded cell of a lab runs (the build records the solution's count)."""
+    checks = cell.metadata.get("mcpkit", {}).get("checks")
+    if checks is None:
+        raise ValueError(f"graded cell {cell.id} has no expected number of checks")
+    return int(checks)
 
 
 def _points(cell: nbformat.NotebookNode) -> float:
@@ -393,3 +392,106 @@ def write_csv(rows: list[Row], path: Path) -> None:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(row.as_csv() for row in rows)
+
+
+# --------------------------------------------------------------------------- one learner
+
+
+@dataclass
+class Part:
+    """One graded part of a learner's own lab, as ``./course.sh grade`` reports it."""
+
+    name: str  # the heading of the lab section the graded cell closes ("Part 1 · Encoders")
+    graded: Graded
+
+    @property
+    def earned(self) -> float:
+        g = self.graded
+        return g.points * g.passed / g.total if g.total else 0.0
+
+
+def part_names(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """graded cell id -> the last ``## `` heading above it (its part's title)."""
+    names: dict[str, str] = {}
+    heading = ""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("## "):
+                    heading = line[3:].strip().replace("`", "")
+        elif _is_graded(cell):
+            names[cell.id] = heading or cell.id
+    return names
+
+
+def check_one(path: Path, root: Path, timeout: int = 60) -> tuple[str, list[Part]]:
+    """Grade one learner's lab the way the class grader does (exercise code only, each part
+    in its own sandbox process), with the notebook's own seed and cases.
+
+    Returns the language read from the notebook and one :class:`Part` per graded cell.
+    Setup and demo cells are not parts: only graded cells score, so a demo cell that was
+    never run costs nothing.
+    """
+    nb = nbformat.read(path, as_version=4)
+    lab = nb.metadata.get("mcpkit", {}).get("source", "")
+    lab = Path(lab).stem if lab else Path(path).stem
+    lang = _lang_of(nb)
+    pristine = _pristine(root, lang, lab)
+    names = part_names(pristine)
+    parts = [Part(names[c.id], Graded(c.id, i, _points(c), _expected_total(c)))
+             for i, c in enumerate(_sources(pristine, "graded"))]
+    jobs = part_jobs(nb, pristine, lab, lang, seed=None, scale=1)  # type: ignore[arg-type]
+    with ThreadPoolExecutor(max_workers=min(2, len(jobs) or 1)) as pool:
+        answers = list(pool.map(lambda job: run_part(job, timeout), jobs))
+    for part, answer in zip(parts, answers, strict=True):
+        g = part.graded
+        g.status = answer["status"]
+        g.report = answer.get("report") or ""
+        g.problems = answer.get("problems") or []
+        g.passed = 0 if g.status in ("timeout", "crashed", "flagged") else min(
+            int(answer.get("passed") or 0), g.total)
+    if any(p.graded.status == "flagged" for p in parts):  # as in class grading: all or nothing
+        for p in parts:
+            p.graded.passed = 0
+    return lang, parts
+
+
+_WORDS = {
+    "en": {"score": "score", "points": "points", "checks": "checks", "timeout": "timed out",
+           "crashed": "crashed", "flagged": "flagged (touches the grader: the lab scores 0)",
+           "not_started": "not started yet", "see": "run its graded cell in the notebook "
+           "for the full report"},
+    "es": {"score": "nota", "points": "puntos", "checks": "comprobaciones",
+           "timeout": "tiempo de espera agotado", "crashed": "caída del proceso",
+           "flagged": "marcado (toca el calificador: el laboratorio obtiene 0)",
+           "not_started": "sin empezar", "see": "ejecuta su celda calificada en el cuaderno "
+           "para ver el informe completo"},
+}
+
+
+def format_parts(lab: str, lang: str, parts: list[Part]) -> str:
+    """The learner's score sheet: one line per part (name, points, checks), then the total."""
+    w = _WORDS[lang]
+    width = max((len(p.name) for p in parts), default=0)
+    lines = []
+    for p in parts:
+        g = p.graded
+        mark = "✓" if g.status == "passed" and g.passed == g.total else "✗"
+        lines.append(f"{mark} {p.name:<{width}}  {p.earned:4.1f}/{g.points:g} {w['points']}"
+                     f"  ({g.passed}/{g.total} {w['checks']})")
+        if g.status in ("timeout", "crashed", "flagged"):
+            lines.append(f"    {w[g.status]}")
+        elif mark == "✗":
+            report = [ln for ln in g.report.strip().splitlines() if ln.strip()]
+            if "NotImplementedError" in g.report and not g.passed:
+                lines.append(f"    {w['not_started']}")
+            else:  # the first failed case and its details, then where to see the rest
+                failed = [i for i, ln in enumerate(report) if ln.lstrip().startswith("✗ ")
+                          and i > 0]
+                start = failed[0] if failed else 0
+                lines += [f"    {ln.strip()}" for ln in report[start:start + 4]]
+                lines.append(f"    ({w['see']})")
+    earned = sum(p.earned for p in parts)
+    total = sum(p.graded.points for p in parts)
+    lines.append(f"{w['score'].capitalize()}: {earned:.1f}/{total:g} {w['points']}  ({lab})")
+    return "\n".join(lines)

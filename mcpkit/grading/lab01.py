@@ -135,9 +135,6 @@ def check_encoders(encode_ndjson: Callable, encode_content_length: Callable) -> 
             return {"declared": declared, "body_bytes": len(body),
                     "message": json.loads(body.decode("utf-8")) if sep else None}
 
-        def body_len(m: Any = message) -> int:
-            return len(json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode())
-
         results.append(predicate(
             "encode_content_length: " + label + _(": the header counts the body's bytes",
                                                   ": la cabecera cuenta los bytes del cuerpo"),
@@ -148,10 +145,13 @@ def check_encoders(encode_ndjson: Callable, encode_content_length: Callable) -> 
               "Content-Length: N, una línea en blanco (\\r\\n\\r\\n) y exactamente N bytes de "
               "JSON"),
             given=repr(message),
-            hint=_(f"count bytes, not characters: the compact JSON of this message is "
-                   f"{body_len()} bytes long",
-                   f"cuenta bytes, no caracteres: el JSON compacto de este mensaje ocupa "
-                   f"{body_len()} bytes"),
+            # One number to compare: "declared" must equal "body_bytes" (the body this
+            # code sent, whatever its JSON spacing), so the hint quotes no third count.
+            hint=_("N must be the length of the body you send, in bytes: encode the JSON to "
+                   "UTF-8 first, then count (\"declared\" must equal \"body_bytes\")",
+                   "N debe ser la longitud en bytes del cuerpo que envías: codifica primero "
+                   "el JSON en UTF-8 y cuenta después (\"declared\" debe ser igual a "
+                   "\"body_bytes\")"),
         ))
     results.append(encoders_differential(encode_ndjson, encode_content_length))
     run_checks(results)
@@ -184,7 +184,7 @@ def check_parse_message(parse_message: Callable) -> None:
          None),
         (deep, Err("InvalidJson"),
          _("hostile input: 100,000 nested arrays give InvalidJson, not a crash",
-           "entrada hostil: 100.000 arrays anidados dan InvalidJson, no un fallo"),
+           "entrada hostil: 100.000 arrays anidados dan InvalidJson, no una caída"),
          _("json.loads raises RecursionError (not ValueError) on very deep nesting",
            "json.loads lanza RecursionError (no ValueError) con anidamientos muy profundos")),
     ]
@@ -265,7 +265,7 @@ def check_ndjson_decoder(cls: type) -> None:
         hint=_("MessageTooLarge(size, limit): the line's size in bytes, then the limit",
                "MessageTooLarge(size, limit): el tamaño de la línea en bytes y luego el límite"))
     add(_("an unfinished line over the limit: reported once, the rest of it skipped",
-          "una línea inacabada por encima del límite: se informa una vez y se salta el resto"),
+          "una línea inacabada por encima del límite: se notifica una vez y se salta el resto"),
         [long_line[:20], long_line[20:35], long_line[35:] + small],
         [Err("MessageTooLarge", limit=32), small_v], max_message_size=32,
         hint=_("once a line is too big, drop what you have and ignore bytes until the "

@@ -356,7 +356,7 @@ def check_note_tools(add_tools: Callable) -> None:
              {"result": {"isError": False}, "ids left": ["1", "3"], "notified": ["notes://2"]},
              given='notes_delete {"id": "2"}; notes_list {}'),
         case(_("notes_delete of an unknown id: an isError result, not a crash",
-               "notes_delete de un id desconocido: un resultado isError, no un fallo"),
+               "notes_delete de un id desconocido: un resultado isError, no una caída"),
              session(unknown_delete),
              {"result": tool_error, "notes left": ["1", "2", "3"], "notified": []},
              given='notes_delete {"id": "99"}',
@@ -508,7 +508,7 @@ def check_note_resources(add_resources: Callable) -> None:
              review("2"), review_expected("2"),
              given='prompts/get {"name": "review_note", "arguments": {"id": "2"}}'),
         case(_("review_note of an unknown note: protocol error -32602, not a crash",
-               "review_note de una nota desconocida: error de protocolo -32602, no un fallo"),
+               "review_note de una nota desconocida: error de protocolo -32602, no una caída"),
              review("99"), {"protocol error": -32602},
              given='prompts/get {"name": "review_note", "arguments": {"id": "99"}}',
              hint=_("raise InvalidParams(...) when the id is unknown: a KeyError would be "
