@@ -428,7 +428,8 @@ from course_fixtures import wrong_fixtures  # noqa: E402
 from mcpkit.course import isolate  # noqa: E402
 from mcpkit.grading import core  # noqa: E402
 
-LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server")
+LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server",
+             "lab07_modern")
 
 
 def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:
