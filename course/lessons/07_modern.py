@@ -713,12 +713,12 @@ notes.reset()
 #
 # | | legacy (2024-11-05 .. 2025-11-25) | modern (2026-07-28) |
 # | --- | --- | --- |
-# | version, client capabilities, log level | once, in `initialize`; kept by the server | in `_meta` of every request |
+# | version, capabilities, log level | once, in `initialize`, kept | in every request's `_meta` |
 # | what the server offers | the `initialize` result | `server/discover`, cacheable |
-# | asking the client (elicitation, sampling, roots) | a request to the client, mid-call | `input_required`, then the client retries |
+# | asking the client (elicitation...) | a request to the client | `input_required`, a retry |
 # | state between rounds | in the server's memory | in the sealed `requestState` |
 # | notifications | on the session | on a `subscriptions/listen` stream |
-# | who can answer the next request | the process holding the session | **any replica** |
+# | who answers the next request | the process with the session | **any replica** |
 #
 # The last row is the reason for all the others. A legacy session lives in one process: put
 # such a server behind a load balancer and every request of a session must reach the same
@@ -743,12 +743,12 @@ notes.reset()
 #
 # | | heredada (2024-11-05 .. 2025-11-25) | moderna (2026-07-28) |
 # | --- | --- | --- |
-# | versión, capacidades del cliente, nivel de registro | una vez, en `initialize`; las guarda el servidor | en el `_meta` de cada solicitud |
-# | lo que ofrece el servidor | el resultado de `initialize` | `server/discover`, que se puede guardar en caché |
-# | preguntar al cliente (elicitation, muestreo, raíces) | una solicitud al cliente, en mitad de la llamada | `input_required`, y el cliente reintenta |
+# | versión, capacidades, nivel de registro | una vez, en `initialize` | en cada `_meta` |
+# | lo que ofrece el servidor | el resultado de `initialize` | `server/discover`, en caché |
+# | preguntar al cliente (elicitation...) | una solicitud al cliente | `input_required`, reintento |
 # | estado entre rondas | en la memoria del servidor | en el `requestState` sellado |
 # | notificaciones | en la sesión | en un flujo `subscriptions/listen` |
-# | quién puede responder la siguiente solicitud | el proceso que tiene la sesión | **cualquier réplica** |
+# | quién responde la siguiente | el proceso de la sesión | **cualquier réplica** |
 #
 # La última fila es la razón de todas las demás. Una sesión heredada vive en un proceso: pon
 # un servidor así detrás de un balanceador de carga y cada solicitud de una sesión tendrá que
