@@ -524,8 +524,9 @@ exit_code = workers.wait(10)
 # a Node new enough for it (22 or later) are already installed, with a time limit; otherwise
 # it prints the command that installs them (it needs `npm`, and fetches from the npm registry
 # only), and the rest of the notebook runs as usual. A notebook cell may run for a minute at
-# most, so the run stops after 50 s (a terminal has no such limit). Its output depends on
-# your machine, so it is not compared.
+# most, so the run stops after 50 s (a terminal has no such limit). What it prints depends
+# on your machine, so it goes into an output widget, which you see but the saved notebook
+# does not keep.
 
 # %% [markdown] lang="es"
 # ## 8. El conjunto oficial de pruebas de conformidad
@@ -537,12 +538,21 @@ exit_code = workers.wait(10)
 # ya están instalados, con un límite de tiempo; si no, muestra la orden que los instala
 # (necesita `npm` y solo descarga del registro de npm), y el resto del cuaderno se ejecuta como
 # siempre. Una celda del cuaderno puede durar como mucho un minuto, así que la ejecución se
-# detiene a los 50 s (una terminal no tiene ese límite). Su salida depende de tu máquina, así
-# que no se compara.
+# detiene a los 50 s (una terminal no tiene ese límite). Lo que muestra depende de tu máquina,
+# así que va a un widget de salida, que ves pero que el cuaderno guardado no conserva.
 
 # %% tags=["nbval-ignore-output"]
+# [en] The report goes into an output widget: what it says depends on this machine, so it is
+# [en] shown live but never stored in the notebook.
+# [es] El informe va a un widget de salida: lo que dice depende de esta máquina, así que se
+# [es] muestra en vivo pero nunca se guarda en el cuaderno.
+import ipywidgets
+from IPython.display import display
+
 repository = pathlib.Path(versions.__file__).resolve().parents[1]
-suite_dir = pathlib.Path(os.environ.get("CONFORMANCE_DIR", "/tmp/conf"))
+suite_dir = pathlib.Path(os.environ.get("CONFORMANCE_DIR")
+                         or pathlib.Path(tempfile.gettempdir()) / "conf")
+script = repository / "conformance" / "mcpkit-server.sh"
 
 
 def node_major(node):
@@ -554,25 +564,16 @@ def node_major(node):
         return 0
 
 
-nodes = [shutil.which("node"), str(suite_dir / "node" / "bin" / "node")]
-has_node = any(node and node_major(node) >= 22 for node in nodes)
-script = repository / "conformance" / "mcpkit-server.sh"
-if not (suite_dir / "conformance").exists() or not has_node or not script.exists():
-    print(grading._("The conformance suite is not installed. To install it (and Node 24 if "
-                    "yours is older than 22), run from the repository's root:",
-                    "El conjunto de conformidad no está instalado. Para instalarlo (y Node 24 "
-                    "si el tuyo es anterior al 22), ejecuta desde la raíz del repositorio:"))
-    print("    bash conformance/install.sh")
-else:
-    # [en] Its own process group, so that a time limit stops the suite and the server too.
-    # [es] Su propio grupo de procesos, para que el límite de tiempo pare también el conjunto
-    # [es] y el servidor.
+def run_conformance(limit_s=50):
+    # [en] Its own process group, so that the time limit stops the suite and the server too.
+    # [es] Su propio grupo de procesos, para que el límite pare también el conjunto y el
+    # [es] servidor.
     run = subprocess.Popen(["bash", str(script), MODERN], cwd=repository, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            env={**os.environ, "PYTHON": sys.executable},
                            start_new_session=True)
     try:
-        output, _ = run.communicate(timeout=50)
+        output, _ = run.communicate(timeout=limit_s)
         print("\n".join(output.splitlines()[-25:]))
     except subprocess.TimeoutExpired:
         os.killpg(run.pid, 9)
@@ -581,6 +582,24 @@ else:
                         "conformance/mcpkit-server.sh in a terminal to see it all.",
                         "La ejecución de conformidad tardó más de 50 s y se detuvo; ejecuta "
                         "conformance/mcpkit-server.sh en una terminal para verla completa."))
+
+
+nodes = [shutil.which("node"), str(suite_dir / "node" / "bin" / "node")]
+installed = ((suite_dir / "conformance").exists() and script.exists()
+             and any(node and node_major(node) >= 22 for node in nodes))
+conformance_report = ipywidgets.Output()
+display(conformance_report)
+with conformance_report:
+    if installed:
+        run_conformance()
+    else:
+        print(grading._("The conformance suite is not installed. To install it (and Node 24 if "
+                        "yours is older than 22), run from the repository's root:",
+                        "El conjunto de conformidad no está instalado. Para instalarlo (y Node "
+                        "24 si el tuyo es anterior al 22), ejecuta desde la raíz del "
+                        "repositorio:"))
+        print("    bash conformance/install.sh")
+
 
 # %%
 for running in (notes_http, chatty_http, slow_http, guarded_http):
@@ -604,7 +623,7 @@ notes.reset()
 # - Scaling: modern requests can go to any worker (share `MCPKIT_STATE_SECRET`); legacy
 #   sessions need affinity, and never belong on a cold-starting function.
 #
-# **Lab 08** comes next in the course plan: an HTTP front for the notes server, your own ASGI
+# **Lab 08** (`labs/en/lab08_http.ipynb`): an HTTP front for the notes server, your own ASGI
 # app. Then **lesson 09**: the real world.
 
 # %% [markdown] lang="es"
@@ -626,5 +645,5 @@ notes.reset()
 #   `MCPKIT_STATE_SECRET`); las sesiones heredadas necesitan afinidad, y nunca deben ir en una
 #   función con arranque en frío.
 #
-# El **laboratorio 08** es el siguiente en el plan del curso: un frente HTTP para el servidor
-# de notas, tu propia aplicación ASGI. Después, la **lección 09**: el mundo real.
+# **Laboratorio 08** (`labs/es/lab08_http.ipynb`): un frente HTTP para el servidor de notas,
+# tu propia aplicación ASGI. Después, la **lección 09**: el mundo real.
