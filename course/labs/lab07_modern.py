@@ -30,8 +30,9 @@
 # `mcpkit.connection.Connection` do what parts 1 and 3 ask, so they are off limits; the rest of
 # `mcpkit` (`versions`, `jsonrpc`, `mrtr.request_fingerprint`) is yours to use.
 #
-# The checks compare your functions with mcpkit's real code: a real `Connection` decides the
-# era of every generated request and answers `server/discover` for generated servers, a real
+# The checks compare your functions with mcpkit's real code: a real server process answers a
+# set of requests in each era, a real `Connection` decides the era of every generated request
+# and answers `server/discover` for generated servers, a real
 # `StateSealer` opens the states you seal, and your `open_state` opens one that a real server
 # issued in the middle of a tool call.
 
@@ -69,9 +70,9 @@
 # las partes 1 y 3, así que no puedes usarlos; el resto de `mcpkit` (`versions`, `jsonrpc`,
 # `mrtr.request_fingerprint`) es tuyo.
 #
-# Las comprobaciones comparan tus funciones con el código real de mcpkit: una `Connection` real
-# decide la era de cada solicitud generada y responde `server/discover` para servidores
-# generados, un `StateSealer` real abre los estados que sellas, y tu `open_state` abre uno que
+# Las comprobaciones comparan tus funciones con el código real de mcpkit: un proceso servidor
+# real responde un conjunto de solicitudes en cada era, una `Connection` real decide la era de
+# cada solicitud generada y responde `server/discover` para servidores generados, un `StateSealer` real abre los estados que sellas, y tu `open_state` abre uno que
 # emitió un servidor real en mitad de una llamada a una herramienta.
 
 # %% tags=["setup"]

@@ -281,9 +281,67 @@ def era_differential(request_era: Callable) -> CaseResult:
         learner=request_era, show=_show_era, shrink=_shrink_era, hint=_era_hint, cases=60)
 
 
+#: Requests sent to a real server process in each era (after initialize, and without).
+_PROCESS_REQUESTS: list[tuple[str, dict[str, Any]]] = [
+    ("tools/list", {"_meta": _meta()}),
+    ("tools/list", {}),
+    ("ping", {}),
+    ("ping", {"_meta": _meta()}),
+    ("server/discover", {"_meta": _meta()}),
+    ("tools/list", {"_meta": _meta("2027-01-01")}),
+    ("logging/setLevel", {"level": "info", "_meta": _meta()}),
+    ("tools/list", {"_meta": _meta(**{META_LOG_LEVEL: "loud"})}),
+]
+
+
+def _process_outcomes(initialized: bool) -> list[Any]:
+    """What a real ``python -m mcpkit serve`` process answers to _PROCESS_REQUESTS."""
+    import subprocess
+    import sys
+
+    from .. import framing
+
+    messages = []
+    if initialized:
+        messages += [jsonrpc.request(0, "initialize", {
+            "protocolVersion": versions.LATEST_LEGACY_VERSION, "capabilities": {},
+            "clientInfo": {"name": "check", "version": "1"}}),
+            jsonrpc.notification("notifications/initialized")]
+    messages += [jsonrpc.request(n, method, params)
+                 for n, (method, params) in enumerate(_PROCESS_REQUESTS, 1)]
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"],
+        input=b"".join(framing.encode_ndjson(m) for m in messages), capture_output=True,
+        timeout=30)
+    answers = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+    outcomes = []
+    for n in range(1, len(_PROCESS_REQUESTS) + 1):
+        answer = answers.get(n, {})
+        if "error" in answer:
+            outcomes.append(_error_seen(answer["error"]["code"], answer["error"].get("data")))
+        else:
+            outcomes.append("modern" if "resultType" in answer.get("result", {}) else "legacy")
+    return outcomes
+
+
 def check_request_era(request_era: Callable) -> None:
     """Part 1: ``request_era(method, params, initialized)``."""
     results = []
+    for initialized in (False, True):
+        expected = _process_outcomes(initialized)
+        results.append(case(
+            _("agrees with a real server process, after initialize" if initialized else
+              "agrees with a real server process, no handshake",
+              "coincide con un proceso servidor real, tras initialize" if initialized else
+              "coincide con un proceso servidor real, sin handshake"),
+            lambda i=initialized: [_learner_era(request_era, m, p, i)
+                                   for m, p in _PROCESS_REQUESTS],
+            expected,
+            given="python -m mcpkit serve mcpkit.examples.notes:server <- " + "; ".join(
+                f"{m} {json.dumps(p)}" for m, p in _PROCESS_REQUESTS),
+            hint=_("the same requests, answered by mcpkit's notes server in a subprocess",
+                   "las mismas solicitudes, respondidas por el servidor de notas de mcpkit en "
+                   "un subproceso")))
     for name_en, name_es, method, params, initialized, expected, (hint_en, hint_es) in _ERA_CASES:
         results.append(case(
             _(name_en, name_es),
