@@ -32,9 +32,9 @@
 #
 # The checks compare your functions with mcpkit's real code: a real server process answers a
 # set of requests in each era, a real `Connection` decides the era of every generated request
-# and answers `server/discover` for generated servers, a real
-# `StateSealer` opens the states you seal, and your `open_state` opens one that a real server
-# issued in the middle of a tool call.
+# and answers `server/discover` for generated servers, a real `StateSealer` opens the states
+# you seal, and your `open_state` opens one that a real server issued in the middle of a tool
+# call.
 
 # %% [markdown] lang="es"
 # # Laboratorio 07 · Un servidor de las dos eras, y el sondeo del cliente
@@ -72,8 +72,9 @@
 #
 # Las comprobaciones comparan tus funciones con el código real de mcpkit: un proceso servidor
 # real responde un conjunto de solicitudes en cada era, una `Connection` real decide la era de
-# cada solicitud generada y responde `server/discover` para servidores generados, un `StateSealer` real abre los estados que sellas, y tu `open_state` abre uno que
-# emitió un servidor real en mitad de una llamada a una herramienta.
+# cada solicitud generada y responde `server/discover` para servidores generados, un
+# `StateSealer` real abre los estados que sellas, y tu `open_state` abre uno que emitió un
+# servidor real en mitad de una llamada a una herramienta.
 
 # %% tags=["setup"]
 # [en] Setup: run this cell first.

@@ -250,8 +250,8 @@ listed = httpx.post(URL, headers=in_session, json=jsonrpc.request(2, "tools/list
 print(listed.status_code, [tool["name"] for tool in listed.json()["result"]["tools"]])
 
 # %%
-with httpx.stream("GET", URL, headers={"accept": "text/event-stream",
-                                       "mcp-session-id": session_id}) as stream:
+with httpx.stream("GET", URL, timeout=10, headers={"accept": "text/event-stream",
+                                                   "mcp-session-id": session_id}) as stream:
     print("GET", stream.status_code, stream.headers["content-type"])
     # [en] While it is open, a change made by another client reaches this session:
     # [es] Mientras está abierto, un cambio hecho por otro cliente llega a esta sesión:
@@ -306,7 +306,8 @@ def long_job(ctx: Context) -> str:
 slow_http = serve_in_thread(slow)
 job = jsonrpc.request(1, "tools/call", {"name": "long_job", "arguments": {},
                                         "_meta": {**META, versions.META_LOG_LEVEL: "info"}})
-with httpx.stream("POST", slow_http.url, json=job, headers=modern_headers(job)) as stream:
+with httpx.stream("POST", slow_http.url, json=job, headers=modern_headers(job),
+                  timeout=10) as stream:
     first_event = next(line for line in stream.iter_lines() if line.startswith("data:"))
 print(first_event)
 print(ended.wait(10), how_it_ended)
