@@ -8,7 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
-from . import lab01, lab02, lab03, lab04
+from . import lab01, lab02, lab03, lab04, lab07, lab08
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -31,6 +31,15 @@ from .lab01 import (
 from .lab02 import check_call_tool, check_classify, check_error_for
 from .lab03 import check_dispatcher, check_serve
 from .lab04 import NOTES_SEED, check_note_resources, check_note_tools, check_notes_server
+from .lab07 import check_discover_result, check_next_step, check_request_era, check_request_state
+from .lab08 import (
+    check_notes_front,
+    check_refusal,
+    drive,
+    http_outcome,
+    modern_headers,
+    notes_front_server,
+)
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {
@@ -38,6 +47,8 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab02_jsonrpc": lab02.OFF_LIMITS,
     "lab03_dispatch": lab03.OFF_LIMITS,
     "lab04_server": lab04.OFF_LIMITS,
+    "lab07_modern": lab07.OFF_LIMITS,
+    "lab08_http": lab08.OFF_LIMITS,
 }
 
 __all__ = [
@@ -49,17 +60,27 @@ __all__ = [
     "Err",
     "_",
     "case",
+    "drive",
+    "http_outcome",
+    "modern_headers",
+    "notes_front_server",
     "check_call_tool",
     "check_classify",
     "check_content_length_decoder",
+    "check_discover_result",
     "check_dispatcher",
     "check_encoders",
     "check_error_for",
+    "check_next_step",
     "check_ndjson_decoder",
     "check_note_resources",
+    "check_notes_front",
     "check_note_tools",
     "check_notes_server",
     "check_parse_message",
+    "check_refusal",
+    "check_request_era",
+    "check_request_state",
     "check_serve",
     "check_setup",
     "get_language",

@@ -1,0 +1,942 @@
+"""Checks for lab 07 (modern MCP): the era of a request, ``server/discover``, sealed
+``requestState``, the client's probe.
+
+The references are mcpkit's own: a real :class:`~mcpkit.connection.Connection` of a real
+:class:`~mcpkit.Server` decides the era of every generated request (what it answers shows
+it: a modern result carries ``resultType``), the same connection answers ``server/discover``,
+and states sealed by the learner must open under :class:`mcpkit.mrtr.StateSealer` (and its
+states under the learner's code). The sealing and the probe are also compared, on generated
+inputs, with :func:`reference_seal_state` / :func:`reference_open_state` (mrtr's format with
+the clock as an argument) and :func:`reference_next_step` (the rules of ``Client._probe``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .. import jsonrpc, mrtr, versions
+from ..context import Context
+from ..jsonrpc import InvalidParams, JsonRpcError
+from ..server import Server
+from ..versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+)
+from .core import (
+    CaseResult,
+    Gen,
+    Seen,
+    Step,
+    _,
+    _Stuck,
+    case,
+    differential,
+    drop_each,
+    run_checks,
+    seen,
+)
+
+#: The pieces of mcpkit that do what the exercises ask.
+OFF_LIMITS = {"mcpkit.mrtr": {"StateSealer"}, "mcpkit.connection": {"Connection"}}
+
+MODERN = versions.LATEST_VERSION
+_REAL = object()  # stands for "mcpkit's real connection" in the era and discover trials
+
+
+def _meta(version: Any = MODERN, capabilities: Any = None, **more: Any) -> dict[str, Any]:
+    meta = {META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: {} if capabilities is None else capabilities}
+    meta.update(more)
+    return meta
+
+
+# --------------------------------------------------------------------------- part 1: the era
+
+
+def _era_server() -> Any:
+    server = Server("era-check", "1.0.0")
+
+    @server.tool(read_only=True)
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    return server
+
+
+def _real_era(method: str, params: dict[str, Any], initialized: bool) -> Any:
+    """What mcpkit's own connection decides, read from its answer."""
+    sent: list[dict[str, Any]] = []
+    connection = _era_server().connect(sent.append)
+    if initialized:
+        connection.receive(jsonrpc.request(0, "initialize", {
+            "protocolVersion": versions.LATEST_LEGACY_VERSION, "capabilities": {},
+            "clientInfo": {"name": "check", "version": "1"}}))
+        connection.receive(jsonrpc.notification("notifications/initialized"))
+    sent.clear()
+    connection.receive(jsonrpc.request(1, method, json.loads(json.dumps(params))))
+    connection.close(0.5)
+    answer = sent[0]
+    if "method" in answer:  # subscriptions/listen acknowledged: a modern stream
+        return "modern"
+    if "error" in answer:
+        return _error_seen(answer["error"]["code"], answer["error"].get("data"))
+    return "modern" if "resultType" in answer["result"] else "legacy"
+
+
+def _error_seen(code: Any, data: Any) -> dict[str, Any]:
+    shown: dict[str, Any] = {"error": seen(code)}
+    if code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+        shown["data"] = seen(data)
+    return shown
+
+
+def _learner_era(request_era: Callable, method: str, params: dict[str, Any],
+                 initialized: bool) -> Any:
+    try:
+        value = request_era(method, json.loads(json.dumps(params)), initialized)
+    except (NotImplementedError, _Stuck):
+        raise
+    except JsonRpcError as exc:
+        return _error_seen(seen(getattr(exc, "code", None)), getattr(exc, "data", None))
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+    return seen(value)
+
+
+def _era_of(request_era: Any, method: str, params: dict[str, Any], initialized: bool) -> Any:
+    if request_era is _REAL:
+        return _real_era(method, params, initialized)
+    return _learner_era(request_era, method, params, initialized)
+
+
+_SUPPORTED = list(versions.SUPPORTED_VERSIONS)
+
+
+def _unsupported(version: str) -> dict[str, Any]:
+    return {"error": jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+            "data": {"supported": _SUPPORTED, "requested": version}}
+
+
+_ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]]] = [
+    # (name en, name es, method, params, initialized, expected, hint en/es)
+    ("a modern request", "una solicitud moderna", "tools/list", {"_meta": _meta()}, False,
+     "modern", ("a request whose _meta names a supported modern version is modern",
+                "una solicitud cuyo _meta nombra una versión moderna admitida es moderna")),
+    ("after initialize, legacy", "tras initialize, heredada", "tools/list", {}, True, "legacy",
+     ("a connection that completed initialize is legacy for its whole life",
+      "una conexión que completó initialize es heredada toda su vida")),
+    ("after initialize, _meta does not matter", "tras initialize, _meta no importa",
+     "tools/list", {"_meta": _meta()}, True, "legacy",
+     ("the handshake decided the era: a modern _meta on a legacy connection changes nothing",
+      "el handshake decidió la era: un _meta moderno en una conexión heredada no cambia nada")),
+    ("no handshake, no _meta", "sin handshake ni _meta", "tools/list", {}, False,
+     {"error": -32602}, ("neither a handshake nor a version in _meta: malformed, -32602",
+                         "ni handshake ni versión en _meta: mal formada, -32602")),
+    ("ping before anything", "ping antes de nada", "ping", {}, False, "legacy",
+     ("ping without _meta is the one request allowed before initialize",
+      "ping sin _meta es la única solicitud permitida antes de initialize")),
+    ("ping is legacy only", "ping solo es heredado", "ping", {"_meta": _meta()}, False,
+     {"error": -32601}, ("2026-07-28 has no ping (server/discover does its job): -32601",
+                         "2026-07-28 no tiene ping (server/discover hace su trabajo): -32601")),
+    ("server/discover after initialize", "server/discover tras initialize", "server/discover",
+     {}, True, {"error": -32601},
+     ("server/discover and subscriptions/listen exist only in the modern era: -32601",
+      "server/discover y subscriptions/listen solo existen en la era moderna: -32601")),
+    ("subscriptions/listen after initialize", "subscriptions/listen tras initialize",
+     "subscriptions/listen", {"notifications": {}}, True, {"error": -32601},
+     ("server/discover and subscriptions/listen exist only in the modern era: -32601",
+      "server/discover y subscriptions/listen solo existen en la era moderna: -32601")),
+    ("no client capabilities", "sin capacidades del cliente", "tools/list",
+     {"_meta": {META_PROTOCOL_VERSION: MODERN}}, False, {"error": -32602},
+     ("clientCapabilities is required in 2026-07-28 (an empty object if none)",
+      "clientCapabilities es obligatorio en 2026-07-28 (un objeto vacío si no hay ninguna)")),
+    ("a version from the future", "una versión del futuro", "tools/list",
+     {"_meta": _meta("2027-01-01")}, False, _unsupported("2027-01-01"),
+     ("-32022 with data {'supported': SUPPORTED_VERSIONS, 'requested': the version}",
+      "-32022 con data {'supported': SUPPORTED_VERSIONS, 'requested': la versión}")),
+    ("a legacy version in _meta", "una versión heredada en _meta", "tools/list",
+     {"_meta": _meta("2025-11-25")}, False, _unsupported("2025-11-25"),
+     ("in _meta only modern versions are supported: a legacy date is -32022 too",
+      "en _meta solo se admiten versiones modernas: una fecha heredada también es -32022")),
+    ("version before method", "versión antes que método", "logging/setLevel",
+     {"level": "info", "_meta": _meta("2027-01-01")}, False, _unsupported("2027-01-01"),
+     ("check the version before the method: -32022 comes first",
+      "comprueba la versión antes que el método: -32022 va primero")),
+    ("logging/setLevel is legacy only", "logging/setLevel solo es heredado",
+     "logging/setLevel", {"level": "info", "_meta": _meta()}, False, {"error": -32601},
+     ("the modern era sends the log level in _meta: logging/setLevel is -32601",
+      "la era moderna envía el nivel de registro en _meta: logging/setLevel es -32601")),
+    ("an unknown log level", "un nivel de registro desconocido", "tools/list",
+     {"_meta": _meta(**{META_LOG_LEVEL: "loud"})}, False, {"error": -32602},
+     ("the log level must be one of versions.LOG_LEVELS: -32602",
+      "el nivel de registro debe ser uno de versions.LOG_LEVELS: -32602")),
+    ("capabilities not an object", "capacidades que no son un objeto", "tools/list",
+     {"_meta": _meta(capabilities=[])}, True, {"error": -32602},
+     ("a _meta key of the wrong type is -32602 in either era, checked first",
+      "una clave de _meta del tipo equivocado es -32602 en las dos eras, y se comprueba "
+      "primero")),
+]
+
+
+_METHODS = ("tools/list", "tools/list", "ping", "server/discover", "logging/setLevel",
+            "subscriptions/listen")
+
+
+def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
+    method = rng.choice(_METHODS)
+    params: dict[str, Any] = {}
+    if method == "logging/setLevel":
+        params["level"] = "info"
+    if method == "subscriptions/listen":
+        params["notifications"] = {}
+    roll = rng.random()
+    if roll < 0.12:
+        pass
+    elif roll < 0.16:
+        params["_meta"] = rng.choice(["x", [], 3])
+    else:
+        meta: dict[str, Any] = {}
+        version = rng.choice([MODERN, MODERN, MODERN, "2025-11-25", "2024-11-05",
+                              "2027-03-01", "", 20260728, None, "absent"])
+        if version != "absent":
+            meta[META_PROTOCOL_VERSION] = version
+        caps = rng.choice([{}, {}, {"elicitation": {}}, {"roots": {"listChanged": True}},
+                           [], "none", None, "absent"])
+        if caps != "absent":
+            meta[META_CLIENT_CAPABILITIES] = caps
+        if rng.random() < 0.35:
+            meta[META_LOG_LEVEL] = rng.choice(["info", "debug", "emergency", "loud", "INFO",
+                                               3, None])
+        if rng.random() < 0.3:
+            meta[META_CLIENT_INFO] = rng.choice([{"name": "c", "version": "1"}, "c", None])
+        if rng.random() < 0.15:
+            meta["com.example/trace"] = rng.text()
+        params["_meta"] = meta
+    return method, params, rng.random() < 0.3
+
+
+@dataclass(frozen=True)
+class EraCase:
+    requests: tuple[tuple[str, str, bool], ...]  # method, params as JSON, initialized
+
+
+def _era_case(rng: Gen) -> EraCase:
+    return EraCase(tuple((m, json.dumps(p, ensure_ascii=False), i)
+                         for m, p, i in (_era_request(rng) for _ in range(rng.randint(1, 4)))))
+
+
+def _era_label(method: str, params: str, initialized: bool) -> str:
+    handshake = _("after initialize", "tras initialize") if initialized else \
+        _("no handshake", "sin handshake")
+    return f"request_era({method!r}, {params}, {initialized})  [{handshake}]"
+
+
+def _era_trial(request_era: Any, x: EraCase) -> list[Step]:
+    return [Step(_era_label(m, p, i), _era_of(request_era, m, json.loads(p), i))
+            for m, p, i in x.requests]
+
+
+def _show_era(x: EraCase) -> str:
+    return "; ".join(_era_label(*r) for r in x.requests)
+
+
+def _shrink_era(x: EraCase) -> Iterator[EraCase]:
+    for smaller in drop_each(list(x.requests)):
+        if smaller:
+            yield EraCase(tuple(smaller))
+
+
+def _era_hint(x: EraCase, expected: Step | None, got: Step | None) -> str | None:
+    want = expected.seen if expected else None
+    if isinstance(want, dict) and want.get("error") == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+        return _("an unsupported version: JsonRpcError(-32022, ..., {'supported': [...], "
+                 "'requested': version})",
+                 "una versión no admitida: JsonRpcError(-32022, ..., {'supported': [...], "
+                 "'requested': versión})")
+    if want == {"error": -32602}:
+        return _("-32602 (InvalidParams): _meta of the wrong shape, a missing version or "
+                 "capabilities, or an unknown log level",
+                 "-32602 (InvalidParams): un _meta con la forma equivocada, sin versión o sin "
+                 "capacidades, o un nivel de registro desconocido")
+    if want == {"error": -32601}:
+        return _("-32601 (MethodNotFound): a method of the other era",
+                 "-32601 (MethodNotFound): un método de la otra era")
+    return None
+
+
+def era_differential(request_era: Callable) -> CaseResult:
+    return differential(
+        _("the era of generated requests, against mcpkit's connection",
+          "la era de solicitudes generadas, frente a la conexión de mcpkit"),
+        key="lab07/era", generate=_era_case, trial=_era_trial, reference=_REAL,
+        learner=request_era, show=_show_era, shrink=_shrink_era, hint=_era_hint, cases=60)
+
+
+#: Requests sent to a real server process in each era (after initialize, and without).
+_PROCESS_REQUESTS: list[tuple[str, dict[str, Any]]] = [
+    ("tools/list", {"_meta": _meta()}),
+    ("tools/list", {}),
+    ("ping", {}),
+    ("ping", {"_meta": _meta()}),
+    ("server/discover", {"_meta": _meta()}),
+    ("tools/list", {"_meta": _meta("2027-01-01")}),
+    ("logging/setLevel", {"level": "info", "_meta": _meta()}),
+    ("tools/list", {"_meta": _meta(**{META_LOG_LEVEL: "loud"})}),
+]
+
+
+def _process_outcomes(initialized: bool) -> list[Any]:
+    """What a real ``python -m mcpkit serve`` process answers to _PROCESS_REQUESTS."""
+    import subprocess
+    import sys
+
+    from .. import framing
+
+    messages = []
+    if initialized:
+        messages += [jsonrpc.request(0, "initialize", {
+            "protocolVersion": versions.LATEST_LEGACY_VERSION, "capabilities": {},
+            "clientInfo": {"name": "check", "version": "1"}}),
+            jsonrpc.notification("notifications/initialized")]
+    messages += [jsonrpc.request(n, method, params)
+                 for n, (method, params) in enumerate(_PROCESS_REQUESTS, 1)]
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"],
+        input=b"".join(framing.encode_ndjson(m) for m in messages), capture_output=True,
+        timeout=30)
+    answers = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+    outcomes = []
+    for n in range(1, len(_PROCESS_REQUESTS) + 1):
+        answer = answers.get(n, {})
+        if "error" in answer:
+            outcomes.append(_error_seen(answer["error"]["code"], answer["error"].get("data")))
+        else:
+            outcomes.append("modern" if "resultType" in answer.get("result", {}) else "legacy")
+    return outcomes
+
+
+def check_request_era(request_era: Callable) -> None:
+    """Part 1: ``request_era(method, params, initialized)``."""
+    results = []
+    for initialized in (False, True):
+        expected = _process_outcomes(initialized)
+        results.append(case(
+            _("agrees with a real server process, after initialize" if initialized else
+              "agrees with a real server process, no handshake",
+              "coincide con un proceso servidor real, tras initialize" if initialized else
+              "coincide con un proceso servidor real, sin handshake"),
+            lambda i=initialized: [_learner_era(request_era, m, p, i)
+                                   for m, p in _PROCESS_REQUESTS],
+            expected,
+            given="python -m mcpkit serve mcpkit.examples.notes:server <- " + "; ".join(
+                f"{m} {json.dumps(p)}" for m, p in _PROCESS_REQUESTS),
+            hint=_("the same requests, answered by mcpkit's notes server in a subprocess",
+                   "las mismas solicitudes, respondidas por el servidor de notas de mcpkit en "
+                   "un subproceso")))
+    for name_en, name_es, method, params, initialized, expected, (hint_en, hint_es) in _ERA_CASES:
+        results.append(case(
+            _(name_en, name_es),
+            lambda m=method, p=params, i=initialized: _learner_era(request_era, m, p, i),
+            expected, given=_era_label(method, json.dumps(params), initialized),
+            hint=_(hint_en, hint_es)))
+    results.append(era_differential(request_era))
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- part 2: discover
+
+
+@dataclass(frozen=True)
+class DiscoverCase:
+    name: str
+    version: str
+    title: str | None
+    features: tuple[str, ...]
+    instructions: str | None
+    ttl_ms: int
+    scope: str
+
+
+def _discover_server(x: DiscoverCase) -> Any:
+    server = Server(x.name, x.version, title=x.title, instructions=x.instructions,
+                    cache_ttl_ms=x.ttl_ms, cache_scope=x.scope)
+    if "tools" in x.features:
+        server.tool(read_only=True)(_ping_tool)
+    if "resources" in x.features:
+        server.resource("demo://hello", name="hello")(lambda: "hello")
+    if "prompts" in x.features:
+        server.prompt()(_greet_prompt)
+    return server
+
+
+def _ping_tool() -> str:
+    """Answer pong."""
+    return "pong"
+
+
+def _greet_prompt(name: str) -> str:
+    """Greet someone."""
+    return f"Say hello to {name}."
+
+
+def _discover_trial(discover_result: Any, x: DiscoverCase) -> list[Step]:
+    server = _discover_server(x)
+    if discover_result is _REAL:
+        sent: list[dict[str, Any]] = []
+        server.connect(sent.append).receive(
+            jsonrpc.request(1, "server/discover", {"_meta": _meta()}))
+        value = sent[0].get("result", sent[0])
+    else:
+        value = _attempt_plain(lambda: discover_result(
+            json.loads(json.dumps(server.info)), json.loads(json.dumps(server.capabilities())),
+            x.instructions, x.ttl_ms, x.scope))
+    label = (f"discover_result({server.info!r}, {server.capabilities()!r}, "
+             f"{x.instructions!r}, {x.ttl_ms!r}, {x.scope!r})")
+    return [Step(label, seen(json.loads(json.dumps(value))) if not isinstance(value, Seen)
+                 else value)]
+
+
+def _attempt_plain(thunk: Callable[[], Any]) -> Any:
+    try:
+        value = thunk()
+        json.dumps(value)
+    except (NotImplementedError, _Stuck):
+        raise
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+    return value
+
+
+def _discover_case(rng: Gen) -> DiscoverCase:
+    features = tuple(f for f in ("tools", "resources", "prompts") if rng.random() < 0.6)
+    return DiscoverCase(
+        rng.choice(["notes", "weather", "café"]), rng.choice(["1.0.0", "0.3.1"]),
+        rng.choice([None, "Notes", "El tiempo"]), features,
+        rng.choice([None, None, "Use notes_search first.", "Pregunta antes de borrar."]),
+        rng.choice([0, 0, 1000, 60_000]), rng.choice(["public", "private"]))
+
+
+def _shrink_discover(x: DiscoverCase) -> Iterator[DiscoverCase]:
+    if x.features:
+        for smaller in drop_each(list(x.features)):
+            yield DiscoverCase(**{**x.__dict__, "features": tuple(smaller)})
+    if x.instructions is not None:
+        yield DiscoverCase(**{**x.__dict__, "instructions": None})
+    if x.title is not None:
+        yield DiscoverCase(**{**x.__dict__, "title": None})
+
+
+def _discover_hint(x: DiscoverCase, expected: Step | None, got: Step | None) -> str | None:
+    want = expected.seen if expected else None
+    have = got.seen if got else None
+    if not isinstance(want, dict) or not isinstance(have, dict):
+        return None
+    for key in ("supportedVersions", "capabilities", "instructions", "ttlMs", "cacheScope",
+                "resultType", "_meta"):
+        if want.get(key, "∅") != have.get(key, "∅"):
+            return _("the first key that differs is {k!r}", "la primera clave que difiere es {k!r}"
+                     ).format(k=key)
+    return None
+
+
+def check_discover_result(discover_result: Callable) -> None:
+    """Part 2: ``discover_result(info, capabilities, instructions, ttl_ms, cache_scope)``."""
+    plain = DiscoverCase("notes", "1.0.0", None, ("tools",), None, 0, "public")
+    told = DiscoverCase("notes", "1.0.0", "Notes", ("tools", "prompts"),
+                        "Use notes_search first.", 60_000, "private")
+    results = []
+    for name, x, hint in (
+        (_("a server with tools, no instructions", "un servidor con herramientas, sin "
+           "instrucciones"), plain,
+         _("no instructions: leave the key out (not null)",
+           "sin instrucciones: omite la clave (no null)")),
+        (_("instructions and caching hints", "instrucciones y pistas de caché"), told,
+         _("ttlMs and cacheScope say how long, and for whom, a client may keep this result",
+           "ttlMs y cacheScope dicen cuánto tiempo, y para quién, puede guardar un cliente "
+           "este resultado")),
+    ):
+        expected = _discover_trial(_REAL, x)[0].seen
+        results.append(case(name, lambda x=x: _discover_trial(discover_result, x)[0].seen,
+                            expected, hint=hint))
+    def versions_listed() -> Any:
+        value = _discover_trial(discover_result, plain)[0].seen
+        return value.get("supportedVersions") if isinstance(value, dict) else value
+
+    results.append(case(
+        _("newest version first", "la versión más nueva primero"), versions_listed, _SUPPORTED,
+        hint=_("list(versions.SUPPORTED_VERSIONS): newest first, both eras",
+               "list(versions.SUPPORTED_VERSIONS): la más nueva primero, de las dos eras")))
+    results.append(differential(
+        _("server/discover of generated servers, against mcpkit's connection",
+          "server/discover de servidores generados, frente a la conexión de mcpkit"),
+        key="lab07/discover", generate=_discover_case, trial=_discover_trial, reference=_REAL,
+        learner=discover_result, show=lambda x: repr(x), shrink=_shrink_discover,
+        hint=_discover_hint, cases=40))
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- part 3: state
+
+
+def _b64(data: bytes) -> str:
+    return mrtr._b64(data)
+
+
+def reference_seal_state(secret: bytes, method: str, params: dict[str, Any],
+                         payload: dict[str, Any], now: float, ttl_s: float = 900) -> str:
+    """mcpkit.mrtr.StateSealer.seal, with the clock as an argument."""
+    body = {"v": mrtr.STATE_VERSION, "f": mrtr.request_fingerprint(method, params),
+            "exp": int(now + ttl_s), "p": payload}
+    raw = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+    return _b64(raw) + "." + _b64(hmac.new(secret, raw, hashlib.sha256).digest())
+
+
+def reference_open_state(secret: bytes, method: str, params: dict[str, Any], state: Any,
+                         now: float) -> dict[str, Any]:
+    """mcpkit.mrtr.StateSealer.open, with the clock as an argument."""
+    if not isinstance(state, str) or state.count(".") != 1:
+        raise InvalidParams("requestState is malformed")
+    raw_text, mac_text = state.split(".")
+    try:
+        raw, mac = mrtr._unb64(raw_text), mrtr._unb64(mac_text)
+    except ValueError:
+        raise InvalidParams("requestState is malformed") from None
+    if not hmac.compare_digest(mac, hmac.new(secret, raw, hashlib.sha256).digest()):
+        raise InvalidParams("requestState failed its integrity check")
+    body = json.loads(raw)
+    if body.get("f") != mrtr.request_fingerprint(method, params):
+        raise InvalidParams("requestState belongs to a different request")
+    if body.get("exp", 0) < now:
+        raise InvalidParams("requestState has expired")
+    return body["p"]
+
+
+_SECRET = b"lab07-secret"
+_OTHER_SECRET = b"another-server"
+_NOW = 1_800_000_000
+_CALL = {"name": "book_table", "arguments": {"guests": 2}}
+_PAYLOAD = {"answers": {"when": {"action": "accept", "content": {"time": "20:00"}}}}
+
+
+def _refused(thunk: Callable[[], Any]) -> Any:
+    """What opening a state did: its payload, or {"refused": code} for a JSON-RPC error."""
+    try:
+        value = thunk()
+    except (NotImplementedError, _Stuck):
+        raise
+    except JsonRpcError as exc:
+        return {"refused": seen(getattr(exc, "code", None))}
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+    return seen(value)
+
+
+_REFUSED = {"refused": jsonrpc.INVALID_PARAMS}
+
+
+def _tamper_body(state: Any, change: Callable[[dict[str, Any]], None]) -> Any:
+    """The state with its body edited and its MAC kept (what a client could try)."""
+    if not isinstance(state, str) or state.count(".") != 1:
+        return state + "x" if isinstance(state, str) else state
+    raw_text, mac_text = state.split(".")
+    try:
+        body = json.loads(mrtr._unb64(raw_text))
+        change(body)
+    except Exception:
+        return "x" + state
+    raw = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+    return _b64(raw) + "." + mac_text
+
+
+def _set_answer(body: dict[str, Any]) -> None:
+    body["p"] = {"answers": {"when": {"action": "accept", "content": {"time": "23:59"}}}}
+
+
+def _later(body: dict[str, Any]) -> None:
+    body["exp"] = body.get("exp", 0) + 10**6
+
+
+def _real_server_state() -> tuple[dict[str, Any], str]:
+    """A requestState issued by a real mcpkit Server for an elicitation, and its params."""
+    server = Server("booking", "1.0.0", state_secret=_SECRET)
+
+    @server.tool()
+    def book_table(guests: int, ctx: Context) -> str:
+        """Book a table, asking for the time."""
+        answer = ctx.elicit("What time?", {"type": "object", "properties": {
+            "time": {"type": "string"}}, "required": ["time"]}, key="when")
+        return f"{guests} at {answer['content']['time']}"
+
+    sent: list[dict[str, Any]] = []
+    connection = server.connect(sent.append)
+    params = {**_CALL, "_meta": _meta(capabilities={"elicitation": {}})}
+    connection.receive(jsonrpc.request(1, "tools/call", params))
+    connection.close(2.0)
+    return params, sent[-1]["result"]["requestState"]
+
+
+def check_request_state(seal_state: Callable, open_state: Callable) -> None:
+    """Part 3: ``seal_state(secret, method, params, payload, now, ttl_s=900)`` and
+    ``open_state(secret, method, params, state, now)``."""
+    def sealed(now: float = _NOW, ttl_s: float = 900, params: Any = None) -> Any:
+        return seal_state(_SECRET, "tools/call", params or dict(_CALL), dict(_PAYLOAD), now,
+                          ttl_s)
+
+    def opened(state: Any, now: float = _NOW, params: Any = None, secret: bytes = _SECRET
+               ) -> Any:
+        return open_state(secret, "tools/call", params or dict(_CALL), state, now)
+
+    other_meta = {**_CALL, "_meta": _meta(), "inputResponses": {"x": {}}, "requestState": "s"}
+    other_args = {"name": "book_table", "arguments": {"guests": 9}}
+    refusal = _("refused with InvalidParams (-32602)", "rechazado con InvalidParams (-32602)")
+    results = [
+        case(_("seal, then open: the payload", "sellar y abrir: la carga"),
+             lambda: _refused(lambda: opened(sealed())), _PAYLOAD,
+             hint=_("open_state returns the payload that seal_state sealed",
+                    "open_state devuelve la carga que selló seal_state")),
+        case(_("mcpkit's format: a StateSealer with the secret opens it",
+               "el formato de mcpkit: un StateSealer con el secreto lo abre"),
+             lambda: _refused(lambda: mrtr.StateSealer(_SECRET).open(
+                 mrtr.request_fingerprint("tools/call", _CALL),
+                 seal_state(_SECRET, "tools/call", dict(_CALL), dict(_PAYLOAD), time.time()))),
+             _PAYLOAD,
+             hint=_("b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = compact JSON, "
+                    "sorted keys, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
+                    "'p': payload}",
+                    "b64(cuerpo) + '.' + b64(HMAC-SHA256(secreto, cuerpo)); cuerpo = JSON "
+                    "compacto, claves ordenadas, {'v': 1, 'f': huella, 'exp': int(now + ttl_s),"
+                    " 'p': carga}")),
+        case(_("a state from a real mcpkit server opens", "abre un estado de un servidor mcpkit "
+               "real"),
+             lambda: _refused(lambda: sorted(open_state(
+                 _SECRET, "tools/call", *_real_server_state(), time.time()))),
+             ["answers", "asked", "state"],
+             hint=_("another replica with the same secret must open what any of them sealed",
+                    "otra réplica con el mismo secreto debe abrir lo que selló cualquiera")),
+        case(_("_meta and the round-trip fields are not bound",
+               "_meta y los campos de ida y vuelta no quedan ligados"),
+             lambda: _refused(lambda: opened(sealed(), params=other_meta)), _PAYLOAD,
+             hint=_("use mrtr.request_fingerprint: _meta, inputResponses and requestState "
+                    "change between rounds",
+                    "usa mrtr.request_fingerprint: _meta, inputResponses y requestState "
+                    "cambian entre rondas")),
+        case(_("tampered answer", "respuesta manipulada"),
+             lambda: _refused(lambda: opened(_tamper_body(sealed(), _set_answer))), _REFUSED,
+             given=refusal,
+             hint=_("recompute the HMAC over the body and compare with hmac.compare_digest",
+                    "recalcula el HMAC sobre el cuerpo y compáralo con hmac.compare_digest")),
+        case(_("tampered expiry", "caducidad manipulada"),
+             lambda: _refused(lambda: opened(_tamper_body(sealed(), _later))), _REFUSED,
+             given=refusal,
+             hint=_("the expiry is inside the signed body: changing it breaks the MAC",
+                    "la caducidad va dentro del cuerpo firmado: cambiarla rompe el MAC")),
+        case(_("sealed by another server", "sellado por otro servidor"),
+             lambda: _refused(lambda: opened(sealed(), secret=_OTHER_SECRET)), _REFUSED,
+             given=refusal, hint=_("a MAC made with another secret does not verify",
+                                   "un MAC hecho con otro secreto no se verifica")),
+        case(_("replayed with other params", "reenviado con otros params"),
+             lambda: _refused(lambda: opened(sealed(), params=other_args)), _REFUSED,
+             given=refusal,
+             hint=_("bind the state to the request: compare the fingerprint of these params",
+                    "liga el estado a la solicitud: compara la huella de estos params")),
+        case(_("expired", "caducado"),
+             lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 61)), _REFUSED,
+             given=refusal, hint=_("exp < now: expired", "exp < now: caducado")),
+        case(_("the last valid second", "el último segundo válido"),
+             lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 60)), _PAYLOAD,
+             hint=_("expired means exp < now, not exp <= now",
+                    "caducado significa exp < now, no exp <= now")),
+    ]
+    for junk in ("garbage", "a.b.c", "!!.??", 42, None):
+        results.append(case(
+            _("malformed: {j!r}", "mal formado: {j!r}").format(j=junk),
+            lambda junk=junk: _refused(lambda: opened(junk)), _REFUSED, given=refusal,
+            hint=_("anything that does not parse is InvalidParams, not a crash",
+                   "todo lo que no se puede analizar es InvalidParams, no una caída")))
+    results.append(differential(
+        _("generated states, against mcpkit's sealing", "estados generados, frente al sellado "
+          "de mcpkit"),
+        key="lab07/state", generate=_state_case, trial=_state_trial,
+        reference=(reference_seal_state, reference_open_state), learner=(seal_state, open_state),
+        show=_show_state, shrink=_shrink_state, hint=_state_hint, cases=40))
+    run_checks(results)
+
+
+@dataclass(frozen=True)
+class StateCase:
+    secret: bytes
+    method: str
+    params: str  # JSON
+    payload: str  # JSON
+    now: int
+    ttl_s: int
+    opens: tuple[tuple[str, str, int], ...]  # (what to open, params JSON, seconds later)
+
+
+_VARIANTS = ("same", "same", "tampered", "other-secret", "truncated", "swapped")
+
+
+def _state_case(rng: Gen) -> StateCase:
+    method = rng.choice(["tools/call", "prompts/get", "resources/read"])
+    if method == "resources/read":
+        params: dict[str, Any] = {"uri": rng.choice(["notes://1", "notes://café"])}
+    else:
+        params = {"name": rng.choice(["book", "review_note"]), "arguments": rng.json_object()}
+    payload = {"answers": rng.json_object(), "state": rng.json_object()}
+    ttl = rng.choice([1, 60, 900])
+    opens = []
+    for _i in range(rng.randint(1, 4)):
+        variant = rng.choice(_VARIANTS)
+        later = rng.choice([0, 1, ttl - 1, ttl, ttl + 1, 10**6])
+        other = dict(params)
+        roll = rng.random()
+        if roll < 0.2:
+            other["_meta"] = _meta(capabilities={"elicitation": {}})
+        elif roll < 0.35:
+            other["arguments" if "arguments" in other else "uri"] = rng.json_object()
+        elif roll < 0.45:
+            other["inputResponses"] = {"k": {"action": "accept"}}
+        opens.append((variant, json.dumps(other, ensure_ascii=False), later))
+    return StateCase(rng.choice([b"s", b"k" * 32, "clé".encode()]), method,
+                     json.dumps(params, ensure_ascii=False),
+                     json.dumps(payload, ensure_ascii=False), _NOW + rng.randint(0, 999), ttl,
+                     tuple(opens))
+
+
+def _variant(state: Any, kind: str, x: StateCase, impl_seal: Callable) -> Any:
+    if kind == "tampered":
+        return _tamper_body(state, lambda b: b.__setitem__("p", {"answers": {"forged": {}}}))
+    if kind == "other-secret":
+        return impl_seal(x.secret + b"!", x.method, json.loads(x.params),
+                         json.loads(x.payload), x.now, x.ttl_s)
+    if kind == "truncated":
+        return state[:-3] if isinstance(state, str) else state
+    if kind == "swapped" and isinstance(state, str) and state.count(".") == 1:
+        body, mac = state.split(".")
+        return mac + "." + body
+    return state
+
+
+def _state_trial(impl: Any, x: StateCase) -> list[Step]:
+    seal, open_ = impl
+    steps: list[Step] = []
+    state = attempt_value(lambda: seal(x.secret, x.method, json.loads(x.params),
+                                       json.loads(x.payload), x.now, x.ttl_s))
+    if isinstance(state, Seen):
+        return [Step("seal_state(...)", state)]
+    # Every sealer's state must open under mcpkit's own rules (another replica).
+    steps.append(Step(_("seal_state(...), opened by mcpkit", "seal_state(...), abierto por "
+                        "mcpkit"),
+                      _refused(lambda: reference_open_state(x.secret, x.method,
+                                                            json.loads(x.params), state,
+                                                            x.now))))
+    for kind, params, later in x.opens:
+        variant = _variant(state, kind, x, seal)
+        steps.append(Step(f"open_state({kind} state, {params}, now + {later})",
+                          _refused(lambda v=variant, p=params, t=later: open_(
+                              x.secret, x.method, json.loads(p), v, x.now + t))))
+    return steps
+
+
+def attempt_value(thunk: Callable[[], Any]) -> Any:
+    try:
+        return thunk()
+    except (NotImplementedError, _Stuck):
+        raise
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+
+
+def _show_state(x: StateCase) -> str:
+    return (f"secret={x.secret!r} {x.method} params={x.params} payload={x.payload} "
+            f"now={x.now} ttl_s={x.ttl_s}")
+
+
+def _shrink_state(x: StateCase) -> Iterator[StateCase]:
+    for smaller in drop_each(list(x.opens)):
+        if smaller:
+            yield StateCase(**{**x.__dict__, "opens": tuple(smaller)})
+    if x.payload != '{"answers": {}, "state": {}}':
+        yield StateCase(**{**x.__dict__, "payload": '{"answers": {}, "state": {}}'})
+
+
+def _state_hint(x: StateCase, expected: Step | None, got: Step | None) -> str | None:
+    label = (expected or got).label if (expected or got) else ""
+    if "mcpkit" in label:
+        return _("mcpkit could not open your state: check the format (b64url without '=', "
+                 "compact sorted JSON, HMAC-SHA256 over the body bytes)",
+                 "mcpkit no pudo abrir tu estado: revisa el formato (b64url sin '=', JSON "
+                 "compacto y ordenado, HMAC-SHA256 sobre los bytes del cuerpo)")
+    if "now +" in label and expected is not None and expected.seen != _REFUSED:
+        return _("this one must open: same request (only _meta or round-trip fields differ), "
+                 "not yet expired", "este debe abrirse: la misma solicitud (solo difieren "
+                 "_meta o los campos de ida y vuelta) y aún sin caducar")
+    if expected is not None and expected.seen == _REFUSED:
+        return _("this one must be refused with InvalidParams (-32602)",
+                 "este debe rechazarse con InvalidParams (-32602)")
+    return None
+
+
+# --------------------------------------------------------------------------- part 4: the probe
+
+
+def _supported(data: Any) -> list[str]:
+    listed = data.get("supported") if isinstance(data, dict) else None
+    return [v for v in listed if isinstance(v, str)] if isinstance(listed, list) else []
+
+
+def reference_next_step(sent: str, reply: dict[str, Any], attempt: int) -> tuple[str, Any]:
+    """The rules of ``mcpkit.client.Client._probe``, over plain values."""
+    modern = list(versions.MODERN_VERSIONS[::-1])
+    if "timeout" in reply:
+        return ("initialize", None)
+    if "http_status" in reply:
+        return ("initialize", None) if reply["http_status"] in (400, 404, 405) else ("fail", None)
+    if "error" in reply:
+        error = reply["error"]
+        code = error.get("code")
+        if code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+            supported = _supported(error.get("data"))
+            mutual = [v for v in modern if v in supported]
+            if mutual and attempt == 0:
+                return ("retry", mutual[0])
+            if any(v in versions.LEGACY_VERSIONS for v in supported):
+                return ("initialize", None)
+            return ("fail", None)
+        if code in (jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY):
+            return ("modern", sent)
+        return ("initialize", None)
+    supported = reply["result"].get("supportedVersions")
+    if not isinstance(supported, list):
+        return ("initialize", None)
+    if sent in supported:
+        return ("modern", sent)
+    mutual = [v for v in modern if v in supported]
+    if mutual:
+        return ("modern", mutual[0])
+    if any(v in versions.LEGACY_VERSIONS for v in supported):
+        return ("initialize", None)
+    return ("fail", None)
+
+
+_ALL = list(versions.SUPPORTED_VERSIONS)
+_LEGACY_ONLY = list(versions.LEGACY_VERSIONS[::-1])
+_PROBE_CASES = [
+    # (en, es, reply, attempt, expected, hint en, hint es)
+    ("a DiscoverResult", "un DiscoverResult", {"result": {"supportedVersions": _ALL}}, 0,
+     ("modern", MODERN), "a DiscoverResult listing our version: modern, that version",
+     "un DiscoverResult que lista nuestra versión: moderna, esa versión"),
+    ("Method not found", "Method not found",
+     {"error": {"code": -32601, "message": "Method not found"}}, 0, ("initialize", None),
+     "a legacy server does not know server/discover: fall back to initialize",
+     "un servidor heredado no conoce server/discover: vuelve a initialize"),
+    ("silence", "silencio", {"timeout": True}, 0, ("initialize", None),
+     "no answer before the probe's timeout: a legacy server that waits for initialize",
+     "ninguna respuesta antes del tiempo de espera: un servidor heredado que espera initialize"),
+    ("-32022 listing ours", "-32022 que lista la nuestra",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": _ALL}}}, 0,
+     ("retry", MODERN), "-32022 with a modern version we share: retry once with it",
+     "-32022 con una versión moderna en común: reintenta una vez con ella"),
+    ("-32022 again", "-32022 otra vez",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": _ALL}}}, 1,
+     ("initialize", None), "only one retry; then legacy if the server lists a legacy version",
+     "un solo reintento; después, heredada si el servidor lista una versión heredada"),
+    ("-32022, legacy versions only", "-32022, solo versiones heredadas",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": _LEGACY_ONLY}}},
+     0, ("initialize", None), "no modern version in common, but legacy ones: initialize",
+     "ninguna versión moderna en común, pero sí heredadas: initialize"),
+    ("-32022, nothing in common", "-32022, nada en común",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2099-01-01"]}}},
+     0, ("fail", None), "no version in common at all: give up (a ProtocolError)",
+     "ninguna versión en común: abandona (un ProtocolError)"),
+    ("HTTP 404", "HTTP 404", {"http_status": 404}, 0, ("initialize", None),
+     "an HTTP 400, 404 or 405 without a JSON-RPC error: a legacy server",
+     "un HTTP 400, 404 o 405 sin error JSON-RPC: un servidor heredado"),
+    ("HTTP 401", "HTTP 401", {"http_status": 401}, 0, ("fail", None),
+     "401 and 403 need credentials in either era: no fallback",
+     "401 y 403 necesitan credenciales en las dos eras: no hay vuelta atrás"),
+    ("missing client capability", "falta una capacidad del cliente",
+     {"error": {"code": -32021, "message": "Missing", "data": {}}}, 0, ("modern", MODERN),
+     "-32021 (or -32020) comes from a modern server: stay modern",
+     "-32021 (o -32020) viene de un servidor moderno: sigue en la moderna"),
+    ("not a DiscoverResult", "no es un DiscoverResult", {"result": {}}, 0,
+     ("initialize", None), "a result without supportedVersions is not a DiscoverResult: legacy",
+     "un resultado sin supportedVersions no es un DiscoverResult: heredada"),
+]
+
+
+def _probe_reply(rng: Gen) -> dict[str, Any]:
+    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x"]
+    roll = rng.random()
+    if roll < 0.1:
+        return {"timeout": True}
+    if roll < 0.25:
+        return {"http_status": rng.choice([400, 401, 403, 404, 405, 500])}
+    if roll < 0.6:
+        code = rng.choice([-32022, -32022, -32601, -32602, -32603, -32021, -32020, -32000])
+        error: dict[str, Any] = {"code": code, "message": "x"}
+        if rng.random() < 0.8:
+            error["data"] = rng.choice([{"supported": rng.choice(lists)}, {}, None, "x"])
+        return {"error": error}
+    result: dict[str, Any] = {"capabilities": {}}
+    if rng.random() < 0.85:
+        result["supportedVersions"] = rng.choice(lists)
+    return {"result": result}
+
+
+@dataclass(frozen=True)
+class ProbeCase:
+    rounds: tuple[tuple[str, int], ...]  # reply JSON, attempt
+
+
+def _probe_case(rng: Gen) -> ProbeCase:
+    return ProbeCase(tuple((json.dumps(_probe_reply(rng)), rng.choice([0, 0, 1]))
+                           for _i in range(rng.randint(1, 4))))
+
+
+def _probe_trial(next_step: Callable, x: ProbeCase) -> list[Step]:
+    steps = []
+    for reply, attempt_no in x.rounds:
+        outcome = _attempt_tuple(lambda r=reply, a=attempt_no: next_step(MODERN, json.loads(r), a))
+        steps.append(Step(f"next_step({MODERN!r}, {reply}, {attempt_no})", outcome))
+    return steps
+
+
+def _attempt_tuple(thunk: Callable[[], Any]) -> Any:
+    try:
+        value = thunk()
+    except (NotImplementedError, _Stuck):
+        raise
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+    value = seen(value)
+    return list(value) if isinstance(value, list) else value
+
+
+def check_next_step(next_step: Callable) -> None:
+    """Part 4: ``next_step(sent, reply, attempt)``, the client's probe."""
+    results = [
+        case(_(en, es), lambda r=reply, a=attempt_no: _attempt_tuple(
+            lambda: next_step(MODERN, json.loads(json.dumps(r)), a)), list(expected),
+             given=f"next_step({MODERN!r}, {json.dumps(reply)}, {attempt_no})",
+             hint=_(hint_en, hint_es))
+        for en, es, reply, attempt_no, expected, hint_en, hint_es in _PROBE_CASES
+    ]
+    results.append(differential(
+        _("generated replies, against mcpkit's client rules",
+          "respuestas generadas, frente a las reglas del cliente de mcpkit"),
+        key="lab07/probe", generate=_probe_case, trial=_probe_trial,
+        reference=reference_next_step, learner=next_step,
+        show=lambda x: "; ".join(f"{r} (attempt {a})" for r, a in x.rounds),
+        shrink=lambda x: (ProbeCase(tuple(s)) for s in drop_each(list(x.rounds)) if s),
+        cases=150))
+    run_checks(results)

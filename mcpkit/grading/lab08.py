@@ -1,0 +1,664 @@
+"""Checks for lab 08 (streamable HTTP): the HTTP checks of a request, and an ASGI front
+for the notes server.
+
+The references are mcpkit's own: :class:`~mcpkit.transports.http_security.Guard` (with the
+path and method rules of ``McpHttpApp._http``) decides which generated requests are
+refused and with which status, and :class:`~mcpkit.transports.http.McpHttpApp` answers the
+same generated HTTP requests as the learner's app, both driven as ASGI applications in this
+process. The hand-written cases run the learner's app under uvicorn on 127.0.0.1 and talk to
+it over real HTTP, with httpx and with mcpkit's own client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import jsonrpc, versions
+from ..context import Context
+from ..transports.http_headers import NAME_FIELDS, encode_header_value
+from ..transports.http_security import Guard, HttpError, RequestHeaders
+from . import lab04
+from .core import (
+    CaseResult,
+    Gen,
+    Seen,
+    Step,
+    _,
+    _Stuck,
+    case,
+    differential,
+    drop_each,
+    run_checks,
+    seen,
+)
+
+#: The pieces of mcpkit that do what the exercises ask.
+OFF_LIMITS = {
+    "mcpkit.transports.http_security": {"Guard"},
+    "mcpkit.transports.http": {"McpHttpApp", "create_app", "HttpServerThread",
+                               "serve_in_thread", "uvicorn_server"},
+}
+
+MODERN = versions.LATEST_VERSION
+META = {versions.META_PROTOCOL_VERSION: MODERN, versions.META_CLIENT_CAPABILITIES: {}}
+ACCEPT = "application/json, text/event-stream"
+TOKEN = "tok-8"
+BODY_LIMIT = 4096
+#: A request whose answer is an SSE stream (the tool logs a line first).
+COUNT = jsonrpc.request(1, "tools/call", {"name": "count_words", "arguments": {
+    "text": "a b c"}, "_meta": {**META, versions.META_LOG_LEVEL: "info"}})
+
+
+# --------------------------------------------------------------------------- part 1
+
+
+def reference_refusal(method: str, path: str, headers: dict[str, str], token: str | None
+                      ) -> int | None:
+    """What mcpkit's app answers before it reads a body: a status, or None (admitted)."""
+    raw = RequestHeaders([(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()])
+    if path.rstrip("/") != "/mcp":
+        return 404
+    guard = Guard(token=token)
+    try:
+        guard.check(raw)
+        if method not in ("GET", "POST", "DELETE"):
+            return 405
+        if method == "POST":
+            guard.check_post(raw)
+    except HttpError as exc:
+        return exc.status
+    return None
+
+
+def _learner_refusal(refusal: Callable, method: str, path: str, headers: dict[str, str],
+                     token: str | None) -> Any:
+    try:
+        value = refusal(method, path, dict(headers), token)
+    except (NotImplementedError, _Stuck):
+        raise
+    except Exception as exc:
+        return Seen.of(exc, raised=True)
+    value = seen(value)
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], str):
+        return value[0]  # (status, message): the message is the learner's to word
+    return value if value is None else {"not (status, message)": value}
+
+
+_BASE = {"host": "127.0.0.1:8000", "content-type": "application/json", "accept": ACCEPT}
+_REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, str, str]] = [
+    ("a good POST", "un POST correcto", "POST", "/mcp", {}, None, None,
+     "admitted: return None", "admitido: devuelve None"),
+    ("another path", "otra ruta", "POST", "/api", {}, None, 404,
+     "only /mcp (a trailing / is fine): 404", "solo /mcp (con o sin / final): 404"),
+    ("Host: evil.example", "Host: evil.example", "POST", "/mcp", {"host": "evil.example"}, None,
+     403, "a Host that does not name this machine: 403 (DNS rebinding)",
+     "un Host que no nombra esta máquina: 403 (DNS rebinding)"),
+    ("Host: localhost, any port", "Host: localhost, cualquier puerto", "POST", "/mcp",
+     {"host": "LOCALHOST:3000"}, None, None,
+     "compare the host name only, without the port, ignoring case",
+     "compara solo el nombre del host, sin el puerto, sin distinguir mayúsculas"),
+    ("Host: [::1]:8000", "Host: [::1]:8000", "GET", "/mcp", {"host": "[::1]:8000"}, None, None,
+     "host_name('[::1]:8000') is '::1', a loopback name",
+     "host_name('[::1]:8000') es '::1', un nombre de loopback"),
+    ("no Host", "sin Host", "POST", "/mcp", {"host": None}, None, 403,
+     "no Host header at all: 403", "sin ninguna cabecera Host: 403"),
+    ("Origin: http://evil.example", "Origin: http://evil.example", "POST", "/mcp",
+     {"origin": "http://evil.example"}, None, 403,
+     "an Origin, when present, must be http(s) on a loopback name: 403",
+     "un Origin, si lo hay, debe ser http(s) con un nombre de loopback: 403"),
+    ("Origin: http://localhost:5173", "Origin: http://localhost:5173", "POST", "/mcp",
+     {"origin": "http://localhost:5173"}, None, None,
+     "a page served from this machine may call", "una página servida desde esta máquina puede "
+     "llamar"),
+    ("Origin: null", "Origin: null", "POST", "/mcp", {"origin": "null"}, None, 403,
+     "'null' (a sandboxed page, a file) is not a loopback origin",
+     "'null' (una página aislada, un archivo) no es un origen de loopback"),
+    ("no token", "sin token", "POST", "/mcp", {}, TOKEN, 401,
+     "with a token set, no Authorization header: 401",
+     "con un token configurado y sin cabecera Authorization: 401"),
+    ("the right token", "el token correcto", "POST", "/mcp", {"authorization": f"Bearer {TOKEN}"},
+     TOKEN, None, "Authorization: Bearer <token>", "Authorization: Bearer <token>"),
+    ("'bearer' in lower case", "'bearer' en minúsculas", "POST", "/mcp",
+     {"authorization": f"bearer {TOKEN}"}, TOKEN, None,
+     "the scheme is case-insensitive", "el esquema no distingue mayúsculas"),
+    ("a wrong token", "un token equivocado", "POST", "/mcp", {"authorization": "Bearer guess"},
+     TOKEN, 401, "compare the credentials with same_secret: 401 when they differ",
+     "compara las credenciales con same_secret: 401 si difieren"),
+    ("Basic credentials", "credenciales Basic", "POST", "/mcp",
+     {"authorization": f"Basic {TOKEN}"}, TOKEN, 401,
+     "only the Bearer scheme: 401", "solo el esquema Bearer: 401"),
+    ("PUT", "PUT", "PUT", "/mcp", {}, None, 405,
+     "only GET, POST and DELETE: 405", "solo GET, POST y DELETE: 405"),
+    ("PUT without the token", "PUT sin el token", "PUT", "/mcp", {}, TOKEN, 401,
+     "Host, Origin and token come before the method: 401",
+     "Host, Origin y token van antes que el método: 401"),
+    ("Content-Type: text/plain", "Content-Type: text/plain", "POST", "/mcp",
+     {"content-type": "text/plain"}, None, 415,
+     "a POST must send application/json: 415", "un POST debe enviar application/json: 415"),
+    ("JSON with a charset", "JSON con charset", "POST", "/mcp",
+     {"content-type": "application/json; charset=utf-8"}, None, None,
+     "parameters after ';' do not change the media type (media_types drops them)",
+     "los parámetros tras ';' no cambian el tipo (media_types los quita)"),
+    ("Accept: application/json", "Accept: application/json", "POST", "/mcp",
+     {"accept": "application/json"}, None, 406,
+     "a POST must accept both application/json and text/event-stream: 406",
+     "un POST debe aceptar application/json y text/event-stream: 406"),
+    ("Accept: */*", "Accept: */*", "POST", "/mcp", {"accept": "*/*"}, None, None,
+     "*/* (or type/*) accepts both", "*/* (o tipo/*) acepta los dos"),
+    ("no Accept", "sin Accept", "POST", "/mcp", {"accept": None}, None, None,
+     "no Accept header accepts anything (RFC 9110)",
+     "sin cabecera Accept se acepta cualquier cosa (RFC 9110)"),
+    ("GET ignores Content-Type", "GET no mira Content-Type", "GET", "/mcp",
+     {"content-type": "text/plain", "accept": "text/html"}, None, None,
+     "Content-Type and Accept are checked for POST only",
+     "Content-Type y Accept solo se comprueban en POST"),
+]
+
+
+def _headers(extra: dict[str, str | None]) -> dict[str, str]:
+    merged = {**_BASE, **extra}
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class RefusalCase:
+    requests: tuple[tuple[str, str, str, str | None], ...]  # method, path, headers JSON, token
+
+
+_HOSTS = ["127.0.0.1:8000", "127.0.0.1:8000", "localhost", "localhost:3000", "[::1]:8000",
+          "evil.example", "127.0.0.1.evil.example", "LocalHost:1", None, "127.0.0.2", "[::1"]
+_ORIGINS = [None, None, None, "http://localhost:3000", "https://127.0.0.1", "http://evil.example",
+            "null", "file://localhost", "http://[::1]:5", "ftp://localhost", "HTTP://LOCALHOST"]
+_AUTHS = [None, f"Bearer {TOKEN}", f"bearer {TOKEN}", f"Bearer  {TOKEN} ", "Bearer wrong",
+          f"Basic {TOKEN}", "Bearer", f"Bearer {TOKEN}x", f"BEARER {TOKEN}"]
+_TYPES = ["application/json", "application/json", "application/json; charset=utf-8",
+          "text/plain", "APPLICATION/JSON", None, "application/jsonx", "text/json"]
+_ACCEPTS = [ACCEPT, ACCEPT, "*/*", "application/json", "text/event-stream",
+            "application/*, text/*", "application/json, text/event-stream;q=0", None,
+            "text/event-stream, application/json;q=0.5", "text/html"]
+
+
+def _refusal_request(rng: Gen) -> tuple[str, str, str, str | None]:
+    method = rng.choice(["POST"] * 6 + ["GET", "DELETE", "PUT", "PATCH"])
+    path = rng.choice(["/mcp"] * 6 + ["/mcp/", "/", "/other", "/MCP", "/mcp/x"])
+    headers = {"host": rng.choice(_HOSTS), "origin": rng.choice(_ORIGINS),
+               "authorization": rng.choice(_AUTHS), "content-type": rng.choice(_TYPES),
+               "accept": rng.choice(_ACCEPTS)}
+    headers = {k: v for k, v in headers.items() if v is not None}
+    return method, path, json.dumps(headers), rng.choice([None, None, TOKEN])
+
+
+def _refusal_case(rng: Gen) -> RefusalCase:
+    return RefusalCase(tuple(_refusal_request(rng) for _i in range(rng.randint(1, 4))))
+
+
+def _refusal_label(method: str, path: str, headers: str, token: str | None) -> str:
+    return f"refusal({method!r}, {path!r}, {headers}, {token!r})"
+
+
+def _refusal_trial(refusal: Any, x: RefusalCase) -> list[Step]:
+    steps = []
+    for method, path, headers, token in x.requests:
+        if refusal is reference_refusal:
+            outcome = reference_refusal(method, path, json.loads(headers), token)
+        else:
+            outcome = _learner_refusal(refusal, method, path, json.loads(headers), token)
+        steps.append(Step(_refusal_label(method, path, headers, token), outcome))
+    return steps
+
+
+def _refusal_hint(x: RefusalCase, expected: Step | None, got: Step | None) -> str | None:
+    texts = {
+        404: _("the path is not /mcp", "la ruta no es /mcp"),
+        403: _("Host or Origin is not on this machine", "Host u Origin no son de esta máquina"),
+        401: _("the bearer token is missing or wrong", "falta el token de portador o es otro"),
+        405: _("a method MCP does not use", "un método que MCP no usa"),
+        415: _("a POST that does not say application/json",
+               "un POST que no dice application/json"),
+        406: _("a POST that does not accept both formats",
+               "un POST que no acepta los dos formatos"),
+        None: _("nothing is wrong with this request: admit it (None)",
+                "a esta solicitud no le pasa nada: admítela (None)"),
+    }
+    if expected is None:
+        return None
+    want = expected.seen
+    return texts.get(want) if isinstance(want, int | type(None)) else None
+
+
+def check_refusal(refusal: Callable) -> None:
+    """Part 1: ``refusal(method, path, headers, token)``."""
+    results = []
+    for en, es, method, path, extra, token, expected, hint_en, hint_es in _REFUSAL_CASES:
+        headers = _headers(extra)
+        results.append(case(
+            _(en, es), lambda m=method, p=path, h=headers, t=token: _learner_refusal(
+                refusal, m, p, h, t),
+            expected, given=_refusal_label(method, path, json.dumps(headers), token),
+            hint=_(hint_en, hint_es)))
+    results.append(differential(
+        _("generated requests, against mcpkit's Guard", "solicitudes generadas, frente al Guard "
+          "de mcpkit"),
+        key="lab08/refusal", generate=_refusal_case, trial=_refusal_trial,
+        reference=reference_refusal, learner=refusal,
+        show=lambda x: "; ".join(_refusal_label(*r) for r in x.requests),
+        shrink=lambda x: (RefusalCase(tuple(s)) for s in drop_each(list(x.requests)) if s),
+        hint=_refusal_hint, cases=150))
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- part 2: the app
+
+
+def notes_front_server() -> Any:
+    """A fresh notes server (lab 04's reference) plus a tool that logs before it answers."""
+    server = lab04.reference_make_notes_server(lab04._seed())
+
+    @server.tool(read_only=True)
+    def count_words(text: str, ctx: Context) -> int:
+        """Count the words of a text, logging what it does."""
+        ctx.log("info", f"counting {len(text)} characters")
+        return len(text.split())
+
+    return server
+
+
+def modern_headers(message: dict[str, Any]) -> dict[str, str]:
+    headers = {"host": "127.0.0.1:8000", "content-type": "application/json", "accept": ACCEPT,
+               "mcp-protocol-version": MODERN, "mcp-method": message["method"]}
+    field = NAME_FIELDS.get(message["method"])
+    params = message.get("params") or {}
+    if field and isinstance(params.get(field), str):
+        headers["mcp-name"] = encode_header_value(params[field])
+    return headers
+
+
+async def _drive_async(app: Any, method: str, path: str, headers: list[tuple[str, str]],
+                       chunks: list[bytes]) -> list[dict[str, Any]]:
+    events = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1}
+              for i, c in enumerate(chunks)] or [{"type": "http.request", "body": b""}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if events:
+            return events.pop(0)
+        await asyncio.Event().wait()  # the client stays until the response is complete
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": b"", "root_path": "", "server": ("127.0.0.1", 8000),
+             "client": ("127.0.0.1", 50000),
+             "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]}
+    await asyncio.wait_for(app(scope, receive, send), 5.0)
+    return sent
+
+
+def drive(app: Any, method: str, path: str, headers: list[tuple[str, str]],
+          chunks: list[bytes]) -> Any:
+    """One HTTP exchange with an ASGI app, on a thread with its own event loop (a notebook's
+    main thread already runs one). What the app sent, or the error it raised."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["sent"] = asyncio.run(_drive_async(app, method, path, headers, chunks))
+        except BaseException as exc:  # the learner's bug is data here
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="lab08-asgi")
+    thread.start()
+    thread.join(8.0)
+    if thread.is_alive():
+        return Seen("TimeoutError", raised=True)
+    if "error" in box:
+        error = box["error"]
+        if isinstance(error, NotImplementedError):
+            raise error
+        return Seen.of(error, raised=True)
+    return box["sent"]
+
+
+def _normalize(message: Any) -> Any:
+    """A JSON-RPC message as compared: errors by id and code (their wording is free)."""
+    if isinstance(message, dict) and isinstance(message.get("error"), dict):
+        return {"id": message.get("id"), "error": message["error"].get("code")}
+    return message
+
+
+def http_outcome(sent: Any) -> Any:
+    """What a client sees of a response: status, format and the messages in it."""
+    if isinstance(sent, Seen):
+        return sent
+    start = next((m for m in sent if m.get("type") == "http.response.start"), None)
+    if start is None:
+        return {"status": None}
+    body = b"".join(m.get("body", b"") for m in sent if m.get("type") == "http.response.body")
+    headers = {bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1")
+               for k, v in start.get("headers", [])}
+    kind = headers.get("content-type", "").split(";")[0].strip()
+    outcome: dict[str, Any] = {"status": start.get("status")}
+    if kind == "text/event-stream":
+        outcome["format"] = "sse"
+        data = [line[5:].strip() for line in body.decode("utf-8", "replace").splitlines()
+                if line.startswith("data:")]
+        outcome["messages"] = [_normalize(_loads(d)) for d in data]
+    elif body.strip():
+        outcome["format"] = "json" if kind == "application/json" else kind
+        outcome["messages"] = [_normalize(_loads(body))]
+    else:
+        outcome["format"] = None
+    return seen(outcome)
+
+
+def _loads(data: bytes | str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return {"not JSON": data if isinstance(data, str) else data.decode("utf-8", "replace")}
+
+
+def _reference_app(token: str | None) -> Any:
+    from ..transports.http import McpHttpApp
+
+    return McpHttpApp(notes_front_server(), token=token, max_body_size=BODY_LIMIT)
+
+
+@dataclass(frozen=True)
+class AppCase:
+    token: str | None
+    requests: tuple[tuple[str, str, str, bytes, int], ...]  # method, path, headers, body, cuts
+
+
+def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
+    roll = rng.random()
+    if roll < 0.45:
+        call = rng.choice([
+            ("tools/list", {}),
+            ("tools/call", {"name": "notes_search", "arguments": {"query": rng.choice(
+                ["mcp", "café", "zzz", ""])}}),
+            ("tools/call", {"name": "count_words", "arguments": {"text": rng.text()}}),
+            ("tools/call", {"name": "notes_list", "arguments": {}}),
+            ("tools/call", {"name": "nope", "arguments": {}}),
+            ("resources/read", {"uri": rng.choice(["notes://1", "notes://99"])}),
+            ("prompts/list", {}),
+            ("server/discover", {}),
+            ("tools/unknown", {}),
+        ])
+        method, params = call
+        meta = dict(META)
+        if method == "tools/call" and params["name"] == "count_words":
+            meta[versions.META_LOG_LEVEL] = rng.choice(["info", "info", "error"])
+        message = jsonrpc.request(rng.choice([1, "a", 7]), method, {**params, "_meta": meta})
+        return modern_headers(message), json.dumps(message).encode()
+    if roll < 0.55:
+        message = jsonrpc.notification("notifications/initialized", {"_meta": META})
+        return modern_headers(message), json.dumps(message).encode()
+    if roll < 0.62:
+        return None, rng.choice([b"{not json", b"", b"[1, 2", b"\xff"])
+    if roll < 0.7:
+        return None, rng.choice([b"5", b'"text"', b'{"jsonrpc": "2.0"}',
+                                 b'{"jsonrpc": "2.0", "id": 1, "result": {}}'])
+    if roll < 0.78:
+        message = jsonrpc.request(1, "tools/list")  # no _meta: -32602
+        return None, json.dumps(message).encode()
+    size = rng.choice([BODY_LIMIT - 1, BODY_LIMIT, BODY_LIMIT + 1, BODY_LIMIT + 7,
+                       BODY_LIMIT + 100, 3 * BODY_LIMIT])
+    message = sized_request(size)
+    return modern_headers(message), json.dumps(message).encode()
+
+
+def sized_request(size: int) -> dict[str, Any]:
+    """A count_words call whose JSON (json.dumps) is exactly ``size`` bytes long."""
+    message = jsonrpc.request(1, "tools/call", {"name": "count_words", "arguments": {
+        "text": ""}, "_meta": META})
+    pad = max(0, size - len(json.dumps(message)))
+    message["params"]["arguments"]["text"] = "w " * (pad // 2) + "w" * (pad % 2)
+    return message
+
+
+def _app_request(rng: Gen) -> tuple[str, str, str, bytes, int]:
+    method = rng.choice(["POST"] * 8 + ["GET", "DELETE"])
+    headers, body = _body_for(rng)
+    headers = dict(headers or {"host": "127.0.0.1:8000", "content-type": "application/json",
+                               "accept": ACCEPT})
+    roll = rng.random()
+    if roll < 0.06:
+        headers["host"] = "evil.example"
+    elif roll < 0.1:
+        headers["origin"] = "http://evil.example"
+    elif roll < 0.14:
+        headers["accept"] = "application/json"
+    if rng.random() < 0.5:
+        headers["authorization"] = rng.choice([f"Bearer {TOKEN}", "Bearer no"])
+    if method != "POST":
+        body = b""
+    return method, rng.choice(["/mcp"] * 9 + ["/x"]), json.dumps(headers), body, \
+        rng.randint(1, 4)
+
+
+def _app_case(rng: Gen) -> AppCase:
+    return AppCase(rng.choice([None, None, TOKEN]),
+                   tuple(_app_request(rng) for _i in range(rng.randint(1, 3))))
+
+
+def _chunks(body: bytes, cuts: int) -> list[bytes]:
+    if not body or cuts <= 1:
+        return [body]
+    size = -(-len(body) // cuts)
+    return [body[i:i + size] for i in range(0, len(body), size)]
+
+
+def _short(body: bytes) -> str:
+    text = body.decode("utf-8", "replace")
+    return text if len(text) <= 120 else f"{text[:100]}… ({len(body)} bytes)"
+
+
+def _app_trial(make_app: Any, x: AppCase) -> list[Step]:
+    if make_app is _reference_app:
+        app = _reference_app(x.token)
+    else:
+        app = make_app(notes_front_server(), token=x.token, max_body_size=BODY_LIMIT)
+    steps = []
+    try:
+        for method, path, headers, body, cuts in x.requests:
+            sent = drive(app, method, path, list(json.loads(headers).items()),
+                         _chunks(body, cuts))
+            steps.append(Step(f"{method} {path} {headers} {_short(body)}", http_outcome(sent)))
+    finally:
+        close = getattr(app, "close", None)
+        if make_app is _reference_app and close is not None:
+            close()
+    return steps
+
+
+def _app_hint(x: AppCase, expected: Step | None, got: Step | None) -> str | None:
+    want = expected.seen if expected else None
+    have = got.seen if got else None
+    if not isinstance(want, dict) or not isinstance(have, dict):
+        return None
+    if want.get("format") != have.get("format"):
+        return _("JSON when the final response is the only message; an SSE stream when "
+                 "notifications come first; no body for 202",
+                 "JSON cuando la respuesta final es el único mensaje; un flujo SSE cuando "
+                 "antes llegan notificaciones; sin cuerpo para 202")
+    if want.get("status") != have.get("status"):
+        return _("the status: 202 for a notification, 413 over the limit, 400 for a body that "
+                 "is not a JSON-RPC request, 404 for -32601, 400 for the other protocol errors",
+                 "el estado: 202 para una notificación, 413 por encima del límite, 400 para un "
+                 "cuerpo que no es una solicitud JSON-RPC, 404 para -32601, 400 para los demás "
+                 "errores de protocolo")
+    return None
+
+
+def app_differential(make_app: Callable) -> CaseResult:
+    return differential(
+        _("generated HTTP requests, against mcpkit's McpHttpApp",
+          "solicitudes HTTP generadas, frente al McpHttpApp de mcpkit"),
+        key="lab08/app", generate=_app_case, trial=_app_trial, reference=_reference_app,
+        learner=make_app,
+        show=lambda x: f"token={x.token!r}; " + "; ".join(
+            f"{m} {p} {h} {_short(b)}" for m, p, h, b, _c in x.requests),
+        shrink=lambda x: (AppCase(x.token, tuple(s)) for s in drop_each(list(x.requests)) if s),
+        hint=_app_hint, cases=30)
+
+
+class _Uvicorn:
+    """The learner's app under uvicorn on 127.0.0.1, on a thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/mcp"
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="critical",
+                                                     lifespan="off",
+                                                     timeout_graceful_shutdown=1))
+        self._thread = threading.Thread(target=self._server.run,
+                                        kwargs={"sockets": [self._socket]}, daemon=True)
+
+    def __enter__(self) -> _Uvicorn:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started and self._thread.is_alive():
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(5)
+        self._socket.close()
+
+
+def _post(url: str, message: Any, headers: dict[str, str] | None = None,
+          content: bytes | None = None) -> Any:
+    import httpx
+
+    base = modern_headers(message) if isinstance(message, dict) and "method" in message else {
+        "content-type": "application/json", "accept": ACCEPT}
+    base.pop("host", None)
+    response = httpx.post(url, content=content if content is not None else json.dumps(message),
+                          headers={**base, **(headers or {})}, timeout=10)
+    kind = response.headers.get("content-type", "").split(";")[0]
+    result: dict[str, Any] = {"status": response.status_code}
+    if kind == "text/event-stream":
+        result["format"] = "sse"
+        result["methods"] = [json.loads(line[5:]).get("method", "response")
+                             for line in response.text.splitlines() if line.startswith("data:")]
+    elif response.content.strip():
+        result["format"] = "json" if kind == "application/json" else kind
+        body = _loads(response.content)
+        result["code"] = body.get("error", {}).get("code") if isinstance(body, dict) else None
+    else:
+        result["format"] = None
+    return result
+
+
+def check_notes_front(make_app: Callable) -> None:
+    """Part 2: ``make_app(server, token=None, max_body_size=...)``, an ASGI app."""
+    import httpx
+
+    from ..client import Client
+
+    results: list[CaseResult] = []
+    try:
+        app = make_app(notes_front_server(), token=None, max_body_size=BODY_LIMIT)
+        guarded = make_app(notes_front_server(), token=TOKEN, max_body_size=BODY_LIMIT)
+    except NotImplementedError:
+        app = guarded = None
+    if app is None:
+        results.append(case(_("make_app", "make_app"), lambda: make_app(None), None))
+        results.append(app_differential(make_app))
+        run_checks(results)
+        return
+    count = COUNT
+    search = jsonrpc.request(2, "tools/call", {"name": "notes_search", "arguments": {
+        "query": "mcp"}, "_meta": META})
+    unknown = jsonrpc.request(3, "tools/unknown", {"_meta": META})
+    note = jsonrpc.notification("notifications/initialized", {"_meta": META})
+    too_big = json.dumps(sized_request(BODY_LIMIT + 1)).encode()
+    exact = sized_request(BODY_LIMIT)
+    with _Uvicorn(app) as http, _Uvicorn(guarded) as guarded_http:
+        def with_client() -> Any:
+            with Client(url=http.url, version="modern", listen=False, timeout=10,
+                        probe_timeout=5) as client:
+                tools = sorted(t["name"] for t in client.list_tools())
+                found = json.loads(client.call_tool(
+                    "notes_search", {"query": "café"})["content"][0]["text"])
+                return [client.era, tools, [n["id"] for n in found]]
+
+        results.append(case(
+            _("mcpkit's client over HTTP: discover, list, call",
+              "el cliente de mcpkit por HTTP: descubrir, listar, llamar"),
+            with_client, ["modern", ["count_words", "notes_create", "notes_delete",
+                                     "notes_list", "notes_search"], ["3"]],
+            hint=_("a real client must get through: POST /mcp, one JSON-RPC message, its "
+                   "answer as application/json",
+                   "un cliente real debe poder pasar: POST /mcp, un mensaje JSON-RPC, su "
+                   "respuesta como application/json")))
+        for name, thunk, expected, hint in (
+            (_("a plain answer is JSON", "una respuesta simple es JSON"),
+             lambda: _post(http.url, search), {"status": 200, "format": "json", "code": None},
+             _("one message out (the final response): application/json, 200",
+               "un solo mensaje (la respuesta final): application/json, 200")),
+            (_("a log line first: SSE", "antes una línea de registro: SSE"),
+             lambda: _post(http.url, count),
+             {"status": 200, "format": "sse", "methods": ["notifications/message", "response"]},
+             _("more than one message: text/event-stream, one 'event: message' + 'data: ...' "
+               "block each, the response last",
+               "más de un mensaje: text/event-stream, un bloque 'event: message' + "
+               "'data: ...' por mensaje, la respuesta al final")),
+            (_("a notification: 202", "una notificación: 202"), lambda: _post(http.url, note),
+             {"status": 202, "format": None},
+             _("a notification gets 202 and no body", "una notificación recibe 202 sin cuerpo")),
+            (_("an unknown method: 404", "un método desconocido: 404"),
+             lambda: _post(http.url, unknown), {"status": 404, "format": "json", "code": -32601},
+             _("-32601 travels with HTTP 404 in the modern era",
+               "-32601 viaja con HTTP 404 en la era moderna")),
+            (_("not JSON: 400, -32700", "no es JSON: 400, -32700"),
+             lambda: _post(http.url, None, content=b"{oops"),
+             {"status": 400, "format": "json", "code": -32700},
+             _("a body that does not parse: 400 with a -32700 error",
+               "un cuerpo que no se puede analizar: 400 con un error -32700")),
+            (_("over the body limit: 413", "por encima del límite: 413"),
+             lambda: _post(http.url, None, content=too_big),
+             {"status": 413, "format": "json", "code": -32600},
+             _("count the bytes as they arrive; over max_body_size: 413",
+               "cuenta los bytes según llegan; por encima de max_body_size: 413")),
+            (_("exactly the body limit", "exactamente el límite del cuerpo"),
+             lambda: _post(http.url, exact, content=json.dumps(exact).encode()),
+             {"status": 200, "format": "json", "code": None},
+             _("max_body_size bytes are allowed; one more is 413",
+               "se admiten max_body_size bytes; uno más es 413")),
+            (_("GET: 405", "GET: 405"),
+             lambda: {"status": httpx.get(http.url, timeout=10).status_code},
+             {"status": 405}, _("no sessions, so no GET stream: 405",
+                                "sin sesiones no hay flujo GET: 405")),
+            (_("Host: evil.example: 403", "Host: evil.example: 403"),
+             lambda: _post(http.url, search, {"host": "evil.example"}),
+             {"status": 403, "format": "json", "code": -32600},
+             _("refusal(...) first, answered with send_error",
+               "primero refusal(...), respondido con send_error")),
+            (_("token required", "token obligatorio"),
+             lambda: [_post(guarded_http.url, search)["status"],
+                      _post(guarded_http.url, search,
+                            {"authorization": f"Bearer {TOKEN}"})["status"]],
+             [401, 200], _("pass make_app's token to refusal",
+                           "pasa el token de make_app a refusal")),
+        ):
+            results.append(case(name, thunk, expected, hint=hint))
+    results.append(app_differential(make_app))
+    run_checks(results)
