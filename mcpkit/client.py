@@ -122,6 +122,10 @@ _USE_DEFAULT = USE_DEFAULT
 # -- one request in flight ---------------------------------------------------------------
 
 
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 #: How long a caller whose timeout lost the race to its answer waits for the hand-over
 #: (which follows the request's own callbacks, in wire order).
 HANDOVER_WAIT_S = 5.0
@@ -342,6 +346,21 @@ class Front:
         where = self.url if self.url is not None else f"pid={getattr(self, 'pid', None)}"
         return (f"<{type(self).__name__} {self.name} {self.era or '?'} "
                 f"{self.protocol_version or ''} {where} {state}>")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: who the server is, the era, what it offers (no pid or timing,
+        so a saved notebook stays the same from run to run)."""
+        info = self.server_info or {}
+        state = "alive" if self.alive else ("dead" if self._session.dead else "not connected")
+        tools = self.cached_tools()
+        rows = [("server", f"{info.get('name', self.name)} {info.get('version', '')}"),
+                ("era", f"{self.era or '?'} {self.protocol_version or ''}"),
+                ("state", state),
+                ("capabilities", ", ".join(sorted(self.server_capabilities or {})) or "-"),
+                ("tools", ", ".join(t["name"] for t in tools) if tools else "(not listed yet)")]
+        body = "".join(f"<tr><th style='text-align:left'>{_escape(k)}</th>"
+                       f"<td style='text-align:left'>{_escape(v)}</td></tr>" for k, v in rows)
+        return f"<table><caption>{_escape(type(self).__name__)}</caption>{body}</table>"
 
 
 # -- the blocking front ------------------------------------------------------------------

@@ -982,3 +982,17 @@ class Host:
     def __repr__(self) -> str:
         states = ", ".join(f"{n}={m.state}" for n, m in self._servers.items())
         return f"<Host {states}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: one row per server (no pids: a saved notebook stays stable)."""
+        def cell(text: object, tag: str = "td") -> str:
+            escaped = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            return f"<{tag} style='text-align:left'>{escaped}</{tag}>"
+
+        head = "".join(cell(h, "th") for h in ("server", "state", "era", "version", "tools",
+                                                "restarts"))
+        rows = "".join(
+            "<tr>" + "".join(cell(v) for v in (s.name, s.state, s.era or "-",
+                                                s.protocol_version or "-", s.tools, s.restarts))
+            + "</tr>" for s in self.status().values())
+        return f"<table><caption>Host ({self.naming})</caption><tr>{head}</tr>{rows}</table>"

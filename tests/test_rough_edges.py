@@ -67,3 +67,19 @@ def test_the_asyncio_front_keeps_wire_order_too(edge_url: str) -> None:
 
     assert asyncio.run(asyncio.wait_for(main(), 30)) == [
         "progress 1", "progress 2", "progress 3"]
+
+
+def test_clients_and_hosts_show_themselves_in_a_notebook() -> None:
+    from mcpkit import Host
+
+    with Client(EDGE[0], EDGE[1:], timeout=20) as client:
+        assert "(not listed yet)" in client._repr_html_()
+        client.list_tools()
+        html = client._repr_html_()
+        assert "edge-cases" in html and "modern 2026-07-28" in html and "echo" in html
+        assert "pid" not in html  # stable from run to run
+    config = {"mcpServers": {"edge": {"command": EDGE[0], "args": EDGE[1:]}}}
+    with Host(config) as host:
+        host.wait_ready(timeout=20)
+        html = host._repr_html_()
+        assert "<td style='text-align:left'>edge</td>" in html and "ready" in html
