@@ -478,6 +478,7 @@ class Host:
         self._stop = threading.Event()
         self._closing = False
         self._started = False
+        self._checked = False  # the start's strict merge has run (naming="reject")
         self._warned: set[str] = set()
         self._start_threads: list[threading.Thread] = []
         self._watches: list[Watch] = []
@@ -504,6 +505,7 @@ class Host:
         try:
             with self._cond:
                 warnings = self._rebuild(strict=True)
+                self._checked = True
         except NameCollision:
             self.close()
             raise
@@ -767,16 +769,28 @@ class Host:
             policy = "first-wins"
         warnings: list[str] = []
 
-        def merge(kind: str, key: str, label: str):
+        def merge(kind: str, key: str, label: str, policy: str = policy):
             sources = [(m.config.name, m.lists.get(kind, [])) for m in live]
             items, routes, found = merge_namespace(sources, key, policy, self.separator, label)
+            if self.naming == "reject" and not strict:
+                if not self._checked:
+                    found = []  # still starting: the strict merge at the end raises instead
+                else:  # at run time there is nobody to raise to: say what happens instead
+                    found = [w.replace("(first wins)", "(naming='reject' cannot refuse a "
+                                       "server that is already running: the first one's "
+                                       "stays)") for w in found]
             warnings.extend(found)
             return items, routes
 
         tools, tool_routes = merge("tools", "name", "tool")
         prompts, prompt_routes = merge("prompts", "name", "prompt")
-        resources, resource_routes = merge("resources", "uri", "resource")
-        templates, template_names = merge("templates", "uriTemplate", "resource template")
+        # URIs are never rewritten (a prefix would make them invalid: "_" cannot be in a
+        # scheme): a resource is routed to the server that listed it, the first one on a
+        # collision, unless the caller names the server (read_resource(..., server=)).
+        uri_policy = "reject" if policy == "reject" else "first-wins"
+        resources, resource_routes = merge("resources", "uri", "resource", uri_policy)
+        templates, template_names = merge("templates", "uriTemplate", "resource template",
+                                          uri_policy)
         template_routes = []
         for exposed, (server, original) in template_names.items():
             prefix = exposed[: len(exposed) - len(original)]
@@ -871,20 +885,30 @@ class Host:
                 return server, uri[len(prefix):]
         raise UnknownName(f"no server offers a resource {uri!r}")
 
-    def read_resource(self, uri: str, *, timeout: float | None = None) -> dict[str, Any]:
-        """Read a resource by its exposed URI."""
-        server, original = self.resource_route(uri)
+    def read_resource(self, uri: str, *, timeout: float | None = None,
+                      server: str | None = None) -> dict[str, Any]:
+        """Read a resource by its URI; ``server`` picks one when several offer it."""
+        if server is not None:
+            self._managed(server)  # an unknown name raises
+            original = uri
+        else:
+            server, original = self.resource_route(uri)
         session = self.client(server, timeout)
         if timeout is not None:
             return session.read_resource(original, timeout=timeout)
         return session.read_resource(original)
 
     def subscribe(self, uri: str, callback: Callable[[str, dict[str, Any]], None],
-                  timeout: float | None = None) -> Watch:
+                  timeout: float | None = None, *, server: str | None = None) -> Watch:
         """Call ``callback(uri, params)`` when the resource changes, until the returned
         :class:`Watch` is closed. The subscription is made again whenever the server is
-        restarted (a new process knows nothing of the old one's subscriptions)."""
-        server, original = self.resource_route(uri)
+        restarted (a new process knows nothing of the old one's subscriptions). ``server``
+        picks one when several offer the URI."""
+        if server is not None:
+            self._managed(server)
+            original = uri
+        else:
+            server, original = self.resource_route(uri)
         watch = Watch(self, server, original, uri, callback)
         watch._attach(self.client(server, timeout))
         with self._cond:

@@ -199,12 +199,12 @@ def test_three_colliding_servers(naming):
         assert result_text(host.call_tool(search, {"query": "x"})) == expected
         info = "c__c_info" if naming == "prefix" else "c_info"
         assert result_text(host.call_tool(info)) == "I am c"
-        # Resources and prompts are merged the same way.
-        shared = "mem://shared" if naming == "first-wins" else "b__mem://shared"
-        assert host.read_resource(shared)["contents"][0]["text"] == \
-            ("shared from a" if naming == "first-wins" else "shared from b")
-        part = "b__mem://b/7" if naming == "prefix" else "mem://b/7"
-        assert host.read_resource(part)["contents"][0]["text"] == "b part 7"
+        # URIs are never rewritten (a prefix would make them invalid URIs): the first
+        # server that lists one answers it, unless the caller names another.
+        assert host.read_resource("mem://shared")["contents"][0]["text"] == "shared from a"
+        assert host.read_resource("mem://shared", server="b")["contents"][0]["text"] == \
+            "shared from b"
+        assert host.read_resource("mem://b/7")["contents"][0]["text"] == "b part 7"
         summary = "summary" if naming == "first-wins" else "c__summary"
         assert result_text(host.get_prompt(summary)) == \
             ("Summarise a." if naming == "first-wins" else "Summarise c.")
@@ -448,10 +448,11 @@ def test_subscriptions_are_made_again_after_a_restart():
     updates: list[str] = []
     config = {"mcpServers": {"kit": server("clientkit.py"), "other": server("clientkit.py")}}
     with Host(config, backoff=FAST_BACKOFF, on_event=events) as host:
-        watch = host.subscribe("kit__mem://greeting", lambda uri, params: updates.append(uri))
+        watch = host.subscribe("mem://greeting", lambda uri, params: updates.append(uri),
+                               server="kit")
         host.call_tool("kit__touch", {"uri": "mem://greeting"})
         host.call_tool("other__touch", {"uri": "mem://greeting"})  # not subscribed there
-        assert wait_for(lambda: updates == ["kit__mem://greeting"])
+        assert wait_for(lambda: updates == ["mem://greeting"])
         os.kill(host.status()["kit"].pid, signal.SIGKILL)
         assert events.wait_for("ready", "kit", count=2)
         host.call_tool("kit__touch", {"uri": "mem://greeting"})

@@ -83,3 +83,33 @@ def test_clients_and_hosts_show_themselves_in_a_notebook() -> None:
         host.wait_ready(timeout=20)
         html = host._repr_html_()
         assert "<td style='text-align:left'>edge</td>" in html and "ready" in html
+
+
+NOTES = [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"]
+TWO_NOTES = {"mcpServers": {"a": {"command": NOTES[0], "args": NOTES[1:]},
+                            "b": {"command": NOTES[0], "args": NOTES[1:]}}}
+
+
+def test_prefix_naming_keeps_resource_uris_valid_and_routes_them() -> None:
+    from mcpkit import Host
+
+    events: list = []
+    with Host(TWO_NOTES, naming="prefix", on_event=events.append) as host:
+        assert host.wait_ready(timeout=20)
+        assert {t["name"] for t in host.tools()} >= {"a__notes_list", "b__notes_list"}
+        assert [t["uriTemplate"] for t in host.resource_templates()] == ["notes://{id}"]
+        assert host.read_resource("notes://1")["contents"][0]["text"].startswith("# Shopping")
+        host.call_tool("b__notes_create", {"title": "only in b", "body": "x"})
+        assert "only in b" in host.read_resource("notes://4", server="b")["contents"][0]["text"]
+    assert any(e.kind == "collision" and "notes://{id}" in e.message for e in events)
+
+
+def test_reject_naming_raises_without_first_claiming_the_first_one_wins() -> None:
+    from mcpkit import Host
+    from mcpkit.host import NameCollision
+
+    events: list = []
+    with pytest.raises(NameCollision, match="offered by both server 'a' and server 'b'"):
+        with Host(TWO_NOTES, naming="reject", on_event=events.append):
+            pass
+    assert not [e for e in events if e.kind == "collision"], [e.message for e in events]
