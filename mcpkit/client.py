@@ -246,6 +246,7 @@ class Front:
         write_timeout: float = DEFAULT_WRITE_TIMEOUT,
         sampling: Callback | None = None,
         elicitation: Callback | None = None,
+        capabilities: Mapping[str, Any] | None = None,
         roots: Sequence[dict[str, Any]] | Callable[[], Any] | None = None,
         log_level: str | None = None,
         listen: bool = True,
@@ -286,7 +287,8 @@ class Front:
             name=self.name, transport="stdio" if url is None else "http", url=url,
             framing=framing, max_message_size=max_message_size, version=version,
             timeout=timeout, probe_timeout=probe_timeout, client_info=client_info,
-            sampling=sampling, elicitation=elicitation, roots=roots, log_level=log_level,
+            sampling=sampling, elicitation=elicitation, capabilities=capabilities,
+            roots=roots, log_level=log_level,
             listen=listen, max_rounds=max_rounds, on_notification=on_notification,
             on_log=on_log, on_list_changed=on_list_changed, clock=time.monotonic)
         # What the wire needs, kept for the subclass that makes it.

@@ -429,6 +429,7 @@ class ClientSession:
         client_info: dict[str, Any] | None = None,
         sampling: Callback | None = None,
         elicitation: Callback | None = None,
+        capabilities: Mapping[str, Any] | None = None,
         roots: Sequence[dict[str, Any]] | Callable[[], Any] | None = None,
         log_level: str | None = None,
         listen: bool = True,
@@ -456,6 +457,7 @@ class ClientSession:
         self.client_info = client_info or {"name": "mcpkit", "version": versions.PACKAGE_VERSION}
         self.sampling = sampling
         self.elicitation = elicitation
+        self.extra_capabilities = dict(capabilities or {})
         self.roots = roots
         self.log_level = log_level
         self.listen = listen
@@ -478,6 +480,7 @@ class ClientSession:
         self.encode_message = encoder_for(framing)
         self._decoder = decoder_for(framing, max_message_size)
         self._ids = itertools.count(1)
+        self._capabilities("modern")  # a capability without its callback fails here, early
         self.pending: dict[int, Waiter] = {}
         # Requests with callbacks (progress, log) queued as jobs ahead of their answer: that
         # answer then settles as a job too, after them, so a caller never returns before its
@@ -702,6 +705,9 @@ class ClientSession:
         self._base_meta = meta
 
     def _capabilities(self, era: str) -> dict[str, Any]:
+        """What the callbacks given can do, plus what the application declares itself
+        (``capabilities=``: elicitation's URL mode, ``sampling.tools``, ...). A capability
+        with no callback to serve it is not declared: the server would ask in vain."""
         caps: dict[str, Any] = {}
         if self.roots is not None:
             caps["roots"] = {"listChanged": True} if era == "legacy" else {}
@@ -709,6 +715,12 @@ class ClientSession:
             caps["sampling"] = {}
         if self.elicitation is not None:
             caps["elicitation"] = {}  # {} = form mode, in every revision that has it
+        served = {"roots": self.roots, "sampling": self.sampling,
+                  "elicitation": self.elicitation}
+        for name, value in (self.extra_capabilities or {}).items():
+            if name in served and served[name] is None:
+                raise ValueError(f"capabilities[{name!r}] needs its callback ({name}=...)")
+            caps[name] = {**caps.get(name, {}), **value} if isinstance(value, dict) else value
         return caps
 
     def _meta_for(self, version: str) -> dict[str, Any]:

@@ -107,10 +107,18 @@ def _description(tool: Mapping[str, Any]) -> str:
     return tool.get("description") or tool.get("title") or ""
 
 
+def callable_tools(tools: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The tools a model may be offered: not those that must run as a task
+    (``execution.taskSupport: "required"``, 2025-11-25), which mcpkit's client cannot run."""
+    return [t for t in tools
+            if (t.get("execution") or {}).get("taskSupport") != "required"]
+
+
 def anthropic_tools(tools: Iterable[Mapping[str, Any]],
                     names: ToolNames | None = None) -> list[dict[str, Any]]:
-    """MCP tool definitions as the Anthropic Messages API's ``tools`` parameter."""
-    tools = list(tools)
+    """MCP tool definitions as the Anthropic Messages API's ``tools`` parameter (only the
+    ones a model can call: :func:`callable_tools`)."""
+    tools = callable_tools(tools)
     names = names or ToolNames(t["name"] for t in tools)
     return [{"name": names.api(t["name"]), "description": _description(t),
              "input_schema": _schema(t)} for t in tools]
@@ -118,8 +126,8 @@ def anthropic_tools(tools: Iterable[Mapping[str, Any]],
 
 def openai_tools(tools: Iterable[Mapping[str, Any]],
                  names: ToolNames | None = None) -> list[dict[str, Any]]:
-    """MCP tool definitions as OpenAI-style function tools."""
-    tools = list(tools)
+    """MCP tool definitions as OpenAI-style function tools (only :func:`callable_tools`)."""
+    tools = callable_tools(tools)
     names = names or ToolNames(t["name"] for t in tools)
     return [{"type": "function", "function": {"name": names.api(t["name"]),
                                               "description": _description(t),

@@ -113,3 +113,35 @@ def test_reject_naming_raises_without_first_claiming_the_first_one_wins() -> Non
         with Host(TWO_NOTES, naming="reject", on_event=events.append):
             pass
     assert not [e for e in events if e.kind == "collision"], [e.message for e in events]
+
+
+def test_the_client_declares_what_its_callbacks_support_and_no_more() -> None:
+    def elicit(params: dict) -> dict:
+        return {"action": "decline"}
+
+    from mcpkit.session import ClientSession
+
+    session = ClientSession(elicitation=elicit, capabilities={"elicitation": {"url": {}}},
+                            sampling=lambda p: p, roots=[])
+    caps = session._capabilities("modern")
+    assert caps["elicitation"] == {"url": {}} and caps["sampling"] == {} and "roots" in caps
+    with pytest.raises(ValueError, match="needs its callback"):
+        ClientSession(capabilities={"sampling": {"tools": {}}})
+    # And on a real connection: the capabilities reach the server in _meta.
+    with Client(EDGE[0], EDGE[1:], elicitation=elicit,
+                capabilities={"elicitation": {"form": {}, "url": {}}}, timeout=20) as client:
+        assert client._session._base_meta["io.modelcontextprotocol/clientCapabilities"] == {
+            "elicitation": {"form": {}, "url": {}}}
+
+
+def test_tools_a_model_cannot_call_are_not_offered_to_it() -> None:
+    from mcpkit import toolformats
+
+    tools = [{"name": "plain", "inputSchema": {"type": "object"}},
+             {"name": "task_only", "inputSchema": {"type": "object"},
+              "execution": {"taskSupport": "required"}},
+             {"name": "task_optional", "inputSchema": {"type": "object"},
+              "execution": {"taskSupport": "optional"}}]
+    assert [t["name"] for t in toolformats.anthropic_tools(tools)] == ["plain", "task_optional"]
+    assert [t["function"]["name"] for t in toolformats.openai_tools(tools)] == [
+        "plain", "task_optional"]
