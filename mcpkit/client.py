@@ -68,6 +68,7 @@ from .session import (
     ClientSession,
     ConnectionClosed,
     HttpError,
+    NotOffered,
     ProtocolError,
     RequestCancelled,
     RequestTimeout,
@@ -92,6 +93,7 @@ __all__ = [
     "Client",
     "ConnectionClosed",
     "HttpError",
+    "NotOffered",
     "PendingRequest",
     "ProtocolError",
     "RequestCancelled",
@@ -921,13 +923,42 @@ def _complete_params(ref: dict[str, Any], argument: str, value: str,
 
 
 def _guess_name(command: str, args: Sequence[str]) -> str:
-    """A short name for logs and errors: the script, the module, else the program."""
-    for i, arg in enumerate(args):
-        if arg.endswith((".py", ".js", ".mjs", ".ts")):
-            return os.path.splitext(os.path.basename(arg))[0]
-        if arg == "-m" and i + 1 < len(args):
-            return args[i + 1]
+    """A short name for logs and errors: what the command runs, not how.
+
+    ``mcpkit serve pkg.notes:server`` -> ``notes``; ``node .../server-everything/dist/index.js``
+    -> ``server-everything`` (an entry file's generic name says nothing: its package does);
+    ``npx -y @scope/server-memory`` -> ``server-memory``; ``python -m pkg.mod`` -> ``mod``.
+    """
+    words = list(args)
+    if "serve" in words and words.index("serve") + 1 < len(words):
+        target = words[words.index("serve") + 1].partition(":")[0]
+        return os.path.splitext(os.path.basename(target))[0] if target.endswith(".py") \
+            else target.rsplit(".", 1)[-1]
+    for i, arg in enumerate(words):
+        if arg.endswith((".py", ".js", ".mjs", ".cjs", ".ts")):
+            return _meaningful_stem(arg)
+        if arg == "-m" and i + 1 < len(words):
+            parts = words[i + 1].split(".")
+            return parts[-2] if len(parts) > 1 and parts[-1] in _GENERIC_STEMS else parts[-1]
+    plain = [a for a in words if not a.startswith("-")]
+    if plain and os.path.basename(command) in ("npx", "uvx", "pipx", "bunx", "pnpm", "yarn"):
+        return plain[-1].rsplit("/", 1)[-1].split("@")[0] or plain[-1]
     return os.path.basename(command)
+
+
+_GENERIC_STEMS = {"index", "main", "cli", "server", "__main__", "app", "run"}
+_BUILD_DIRS = {"dist", "build", "lib", "src", "bin", "out"}
+
+
+def _meaningful_stem(path: str) -> str:
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    stem = os.path.splitext(parts[-1])[0]
+    if stem not in _GENERIC_STEMS:
+        return stem
+    for folder in reversed(parts[:-1]):  # up past dist/, build/...: the package's folder
+        if folder not in _BUILD_DIRS:
+            return folder
+    return stem
 
 
 def _name_from_url(url: str) -> str:

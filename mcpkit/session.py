@@ -140,6 +140,30 @@ class ServerError(JsonRpcError):
         return f"{where}{self.message} (JSON-RPC error {self.code})"
 
 
+class NotOffered(ServerError):
+    """A request for a feature the server did not declare (its capabilities say so): the
+    -32601 it would answer, raised here without sending anything."""
+
+    def __init__(self, method: str, capability: str, server: str,
+                 capabilities: Mapping[str, Any]) -> None:
+        offered = ", ".join(sorted(capabilities)) or "nothing"
+        super().__init__(jsonrpc.METHOD_NOT_FOUND,
+                         f"{server} does not offer {capability} (its capabilities: {offered}); "
+                         "nothing was sent", {"method": method}, method)
+        self.capability = capability
+
+
+# The capability a server must declare for each request a client may send it.
+_CAPABILITY_FOR = {
+    "tools/list": "tools", "tools/call": "tools",
+    "resources/list": "resources", "resources/templates/list": "resources",
+    "resources/read": "resources", "resources/subscribe": "resources",
+    "resources/unsubscribe": "resources",
+    "prompts/list": "prompts", "prompts/get": "prompts",
+    "completion/complete": "completions", "logging/setLevel": "logging",
+}
+
+
 class SessionError(Exception):
     """A request could not complete for a reason other than the server's answer."""
 
@@ -506,7 +530,12 @@ class ClientSession:
              on_progress: Callable[[dict[str, Any]], Any] | None = None, *,
              timeout: float | None = USE_DEFAULT, stamp: bool = True,
              notify_cancel: bool = True) -> Call:
-        """A request with a fresh id (the front sends it: see :meth:`encode`)."""
+        """A request with a fresh id (the front sends it: see :meth:`encode`). A method of a
+        feature the server did not declare raises :class:`NotOffered` with no round trip."""
+        needs = _CAPABILITY_FOR.get(method)
+        if needs is not None and self.server_capabilities and \
+                needs not in self.server_capabilities:
+            raise NotOffered(method, needs, self.name, self.server_capabilities)
         # tuple.__new__ builds the Call without the Python frames of Call(...) or
         # Call._make: this runs once per request, on the hot path.
         return _new_tuple(Call, (next(self._ids), method, params or {}, on_progress,

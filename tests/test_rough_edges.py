@@ -145,3 +145,36 @@ def test_tools_a_model_cannot_call_are_not_offered_to_it() -> None:
     assert [t["name"] for t in toolformats.anthropic_tools(tools)] == ["plain", "task_optional"]
     assert [t["function"]["name"] for t in toolformats.openai_tools(tools)] == [
         "plain", "task_optional"]
+
+
+def test_a_feature_the_server_does_not_offer_fails_without_a_round_trip(tmp_path) -> None:
+    from mcpkit.client import NotOffered
+
+    tools_only = tmp_path / "tools_only.py"
+    tools_only.write_text("from mcpkit import Server\nserver = Server('tools-only')\n\n"
+                          "@server.tool()\ndef ping_me() -> str:\n    return 'pong'\n")
+    with Client(sys.executable, ["-m", "mcpkit", "serve", str(tools_only)],
+                timeout=20) as client:
+        client.list_tools()
+        before = client._session._ids  # the id counter: nothing may be drawn from it
+        with pytest.raises(NotOffered, match="does not offer resources .*nothing was sent") \
+                as caught:
+            client.list_resources()
+        assert caught.value.code == -32601  # what the server would have answered
+        assert next(before) == next(client._session._ids) - 1  # no request was sent
+        with pytest.raises(NotOffered, match="prompts"):
+            client.get_prompt("any")
+
+
+@pytest.mark.parametrize(("command", "args", "name"), [
+    ("python", ["-m", "mcpkit", "serve", "mcpkit.examples.notes:server"], "notes"),
+    ("node", ["/x/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+              "stdio"], "server-everything"),
+    ("npx", ["-y", "@modelcontextprotocol/server-memory"], "server-memory"),
+    ("python", ["-m", "mypkg.server"], "mypkg"),
+    ("python", ["tools/weather.py"], "weather"),
+])
+def test_sessions_are_named_after_what_they_run(command, args, name) -> None:
+    from mcpkit.client import _guess_name
+
+    assert _guess_name(command, args) == name

@@ -29,7 +29,8 @@ from mcpkit.session import (
 
 MODERN = versions.LATEST_VERSION
 LEGACY = versions.LATEST_LEGACY_VERSION
-DISCOVERED = {"supportedVersions": [MODERN], "capabilities": {"tools": {"listChanged": True}},
+DISCOVERED = {"supportedVersions": [MODERN],
+              "capabilities": {"tools": {"listChanged": True}, "prompts": {}},
               "_meta": {versions.META_SERVER_INFO: {"name": "plain", "version": "1"}}}
 
 
