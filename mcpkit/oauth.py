@@ -64,6 +64,7 @@ from authlib.common.errors import AuthlibBaseError
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
+from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 __all__ = [
     "Challenge",
@@ -255,6 +256,18 @@ def _scopes(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for s in value if isinstance(s, str) and s]
     return []
+
+
+def _signing_key(pem: str | None, algorithm: str) -> Any:
+    """A PEM private key as the JOSE key its algorithm needs (RS*, PS*: RSA; ES*: EC)."""
+    if pem is None:
+        raise OAuthError("private_key_jwt needs private_key (a PEM private key)")
+    kind = {"ES": ECKey, "Ed": OKPKey}.get(algorithm[:2], RSAKey)
+    try:
+        return kind.import_key(pem)
+    except Exception as exc:
+        raise OAuthError(f"private_key is not a {kind.__name__[:-3]} private key for "
+                         f"{algorithm}: {type(exc).__name__}") from None
 
 
 # -- the flow -----------------------------------------------------------------------------
@@ -507,7 +520,7 @@ class OAuth:
         if method == "private_key_jwt":
             # The assertion's audience is the authorization server: its issuer.
             method = PrivateKeyJWT(token_endpoint=issuer, alg=self.signing_algorithm)
-            secret = self._private_key
+            secret = _signing_key(self._private_key, self.signing_algorithm)
         return AsyncOAuth2Client(
             client_id=client["client_id"], client_secret=secret,
             token_endpoint_auth_method=method, redirect_uri=self.redirect_uri, scope=scope,
