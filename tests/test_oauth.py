@@ -11,6 +11,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -177,3 +178,82 @@ def test_resource_covers() -> None:
     assert resource_covers("http://h:1", "http://h:1/mcp")
     assert not resource_covers("http://h:1/mc", "http://h:1/mcp")
     assert not resource_covers("https://evil.example.com/mcp", "http://h:1/mcp")
+
+
+# -- end to end: Client(url=..., auth=OAuth(...)) against a protected mcpkit server --------
+
+
+class BearerGate:
+    """mcpkit's HTTP app behind a resource server's check: a request whose bearer token the
+    mock authorization server did not issue (or that was revoked) gets 401 and a challenge
+    naming the resource metadata."""
+
+    def __init__(self, app: Any, mock: MockAuthServer, always_refuse: bool = False) -> None:
+        self.app = app
+        self.mock = mock
+        self.always_refuse = always_refuse
+        self.revoked: set[str] = set()
+        self.refusals = 0
+
+    def close(self) -> None:
+        self.app.close()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            sent = dict(scope.get("headers") or []).get(b"authorization", b"").decode()
+            token = sent[7:] if sent.startswith("Bearer ") else None
+            if self.always_refuse or token not in self.mock.issued or token in self.revoked:
+                self.refusals += 1
+                metadata = f"{self.mock.base}/.well-known/oauth-protected-resource/mcp"
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate",
+                     f'Bearer error="invalid_token", resource_metadata="{metadata}"'.encode())]})
+                await send({"type": "http.response.body", "body": b'{"error":"invalid_token"}'})
+                return
+        await self.app(scope, receive, send)
+
+
+@pytest.fixture
+def protected():
+    from test_http_client import ServedApp
+
+    from mcpkit.examples import notes
+    from mcpkit.transports.http import create_app
+
+    with MockAuthServer() as mock:
+        gate = BearerGate(create_app(notes.server), mock)
+        with ServedApp(gate) as served:
+            mock.prm_document = {"resource": served.url, "authorization_servers": [mock.base]}
+            yield mock, gate, served.url
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_client_authorizes_retries_and_refreshes(protected, version: str) -> None:
+    from mcpkit.client import Client
+
+    mock, gate, url = protected
+    oauth = OAuth(follow)
+    with Client(url=url, version=version, auth=oauth, timeout=20) as client:
+        assert client.list_tools()
+        assert gate.refusals == 1 and len(mock.seen("/authorize")) == 1
+        gate.revoked.add(oauth.current_token(url))  # the server stops taking the token
+        assert client.call_tool("notes_search", {"query": "mcp"})
+        assert gate.refusals == 2
+        assert len(mock.seen("/authorize")) == 1  # refreshed, not authorized again
+        assert [t["grant_type"] for t in mock.seen("/token")] == ["authorization_code",
+                                                                 "refresh_token"]
+
+
+def test_a_401_loop_ends_in_an_error(protected) -> None:
+    from mcpkit.client import Client
+    from mcpkit.session import HttpError
+
+    mock, gate, url = protected
+    gate.always_refuse = True
+    started = time.monotonic()
+    with pytest.raises(HttpError, match="401"):
+        with Client(url=url, version="2026-07-28", auth=OAuth(follow), timeout=20) as client:
+            client.list_tools()
+    assert time.monotonic() - started < 15
+    assert gate.refusals <= 3 and len(mock.seen("/authorize")) <= 2
