@@ -522,15 +522,19 @@ class HttpTransport:
         headers = self._headers_for(message)
         body = _dumps(message).encode()
         try:
+            refused: int | None = None  # the status the last authorization answered
             for attempt in range(MAX_AUTH_RETRIES + 1):
                 sent = await self._authorize(headers)
                 async with self._http.stream("POST", self.url, content=body,
                                              headers=headers) as response:
-                    challenge = self._challenge(response, attempt)
+                    # A 401 for a token just obtained for a 401 is final: no new flow.
+                    challenge = None if refused == 401 == response.status_code \
+                        else self._challenge(response, attempt)
                     if challenge is None:
                         await self._answer(response, request_id, method, headers)
                         return
                 assert self.auth is not None
+                refused = response.status_code
                 try:
                     await self.auth.challenged(self.url, response.status_code, challenge, sent)
                 except Exception as exc:  # OAuthError, or a bug: this request fails
