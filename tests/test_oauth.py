@@ -257,3 +257,21 @@ def test_a_401_loop_ends_in_an_error(protected) -> None:
             client.list_tools()
     assert time.monotonic() - started < 15
     assert gate.refusals == 2 and len(mock.seen("/authorize")) == 1  # one flow, then final
+
+
+def test_async_client_authorizes_on_the_callers_loop(protected) -> None:
+    from mcpkit.aclient import AsyncClient
+
+    mock, gate, url = protected
+
+    async def authorize(url: str) -> str:  # a coroutine callback is awaited
+        async with httpx.AsyncClient(timeout=5.0) as http:
+            return (await http.get(url)).headers["location"]
+
+    async def main() -> None:
+        async with AsyncClient(url=url, version="2026-07-28", auth=OAuth(authorize),
+                               timeout=20) as client:
+            assert await client.list_tools()
+
+    run(main())
+    assert gate.refusals == 1 and len(mock.seen("/authorize")) == 1
