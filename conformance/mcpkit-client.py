@@ -6,7 +6,11 @@ The harness starts a mock server for a scenario and runs the command with the se
 appended. The environment says what to do: ``MCP_CONFORMANCE_SCENARIO`` (the scenario),
 ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (2025-11-25: an ``initialize`` session; 2026-07-28:
 stateless, ``_meta`` on every request) and, for scenarios that carry data,
-``MCP_CONFORMANCE_CONTEXT`` (JSON). Every exchange goes through :class:`mcpkit.client.Client`
+``MCP_CONFORMANCE_CONTEXT`` (JSON). The ``auth/*`` scenarios put the server behind the
+suite's mock authorization server: the client gets an :class:`mcpkit.oauth.OAuth` whose
+``authorize(url)`` follows the authorization endpoint's redirect with httpx (no browser),
+with the credentials the context carries (pre-registration, client credentials). Every
+exchange goes through :class:`mcpkit.client.Client`
 with its HTTP transport: this file only decides which calls to make. Logs go to stderr;
 the exit status is 0 when the calls went through.
 """
@@ -25,11 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 from mcpkit import versions  # noqa: E402
 from mcpkit.client import Client, ServerError, result_text  # noqa: E402
+from mcpkit.oauth import OAuth  # noqa: E402
 
 log = logging.getLogger("mcpkit.conformance")
 
 CLIENT_INFO = {"name": "mcpkit-conformance-client", "version": "0.1.0"}
 TIMEOUT_S = 20.0  # the harness gives a client 30 s in all
+#: The client ID metadata document the auth/basic-cimd scenario expects as client_id.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 # -- answers to the server's questions -------------------------------------------------
@@ -138,6 +145,42 @@ def schema_echo(client: Client, context: dict[str, Any]) -> None:
     client.call_tool("json_schema_echo", {"schema": schema})
 
 
+def authorized_calls(client: Client, context: dict[str, Any]) -> None:
+    """List the tools and call each one: the call may need more scope (step-up)."""
+    call_every_tool(client, context)
+
+
+# -- OAuth ------------------------------------------------------------------------------
+
+
+def follow_redirect(url: str) -> str:
+    """The user's browser, for the mock authorization server: it answers the
+    authorization request with a redirect, whose target is the answer."""
+    import httpx
+
+    response = httpx.get(url, follow_redirects=False, timeout=10.0)
+    location = response.headers.get("location")
+    if response.status_code not in (301, 302, 303, 307, 308) or not location:
+        raise RuntimeError(f"the authorization endpoint answered HTTP {response.status_code} "
+                           "without a redirect")
+    return location
+
+
+def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth | None:
+    if not scenario.startswith("auth/"):
+        return None
+    if scenario.startswith("auth/client-credentials"):
+        return OAuth(grant="client_credentials", client_id=context.get("client_id"),
+                     client_secret=context.get("client_secret"),
+                     private_key=context.get("private_key_pem"),
+                     signing_algorithm=context.get("signing_algorithm") or "ES256")
+    return OAuth(follow_redirect, client_id=context.get("client_id"),
+                 client_secret=context.get("client_secret"),
+                 client_metadata_url=CLIENT_METADATA_URL,
+                 redirect_uri="http://localhost:3030/callback",
+                 client_name="mcpkit-conformance-client")
+
+
 SCENARIOS: dict[str, Callable[[Client, dict[str, Any]], None]] = {
     "initialize": list_only,
     "tools_call": tools_call,
@@ -169,13 +212,16 @@ def main(argv: list[str]) -> int:
         log.warning("revision %s is not one mcpkit speaks; probing instead", version)
         version = None
     run = SCENARIOS.get(scenario)
+    if run is None and scenario.startswith("auth/"):
+        run = authorized_calls
     if run is None:
         log.warning("no behaviour for scenario %r: connecting and listing tools", scenario)
         run = list_only
     log.info("scenario %s, revision %s, server %s", scenario, version or "probed", url)
     try:
         with Client(url=url, version=version, timeout=TIMEOUT_S, client_info=CLIENT_INFO,
-                    sampling=sample, elicitation=elicit, roots=ROOTS) as client:
+                    sampling=sample, elicitation=elicit, roots=ROOTS,
+                    auth=oauth_for(scenario, context)) as client:
             log.info("connected: %r", client)
             run(client, context)
     except ServerError as exc:

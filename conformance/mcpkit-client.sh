@@ -4,7 +4,8 @@
 #   conformance/mcpkit-client.sh [REVISION]     REVISION: 2025-11-25 | 2026-07-28 | all (default)
 #
 # Runs client.sh with `PYTHON conformance/mcpkit-client.py` as the client command: for each
-# non-auth client scenario REVISION requires, the harness starts a mock server and runs the
+# client scenario REVISION requires (the auth/* ones included: CLIENT_SCOPE defaults to all
+# here; CLIENT_SCOPE=nonauth leaves them out) and each not-scored one, the harness starts a mock server and runs the
 # command with its URL appended (see mcpkit-client.py). Installs the pinned suite on first
 # use; takes about a minute for both revisions.
 #
@@ -21,4 +22,5 @@ fi
 case "$PY$HERE" in
     *" "*) echo "mcpkit-client.sh: the harness splits the command on spaces; '$PY' or '$HERE' has one" >&2; exit 2 ;;
 esac
+export CLIENT_SCOPE="${CLIENT_SCOPE:-all}"
 exec bash "$HERE/client.sh" "$PY $HERE/mcpkit-client.py" "${1:-all}"

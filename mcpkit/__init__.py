@@ -15,7 +15,7 @@ byte pumps    transports.stdio transports.process
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.http
-              transports.http_client
+              oauth transports.http_client
 client side   session client aclient toolformats host
 package       mcpkit
 entry points  launch shell cli __main__
@@ -32,7 +32,8 @@ course        display grading* wiretap widgets course* examples*
   transport :class:`~mcpkit.connection.Connection`;
 - *byte pumps*: stdio loops that know framing and nothing of servers or clients;
 - :class:`~mcpkit.server.Server`: a registry that makes connections and runs over stdio;
-- *HTTP*: the streamable HTTP server (ASGI) and its client transport;
+- *HTTP*: the streamable HTTP server (ASGI) and its client transport, with OAuth
+  (:mod:`~mcpkit.oauth`) for servers that want a token;
 - *client side*: one session's logic without I/O (:mod:`~mcpkit.session`), driven by a
   blocking front (:class:`~mcpkit.client.Client`) or an asyncio one
   (:class:`~mcpkit.aclient.AsyncClient`); model tool formats; many sessions

@@ -109,7 +109,7 @@ class AsyncClient(Front):
 
             self._http = HttpTransport(
                 self.url, on_message=self._receive, on_failure=self._on_http_failure,
-                headers=wire["headers"], token=wire["token"], name=self.name,
+                headers=wire["headers"], token=wire["token"], auth=wire["auth"], name=self.name,
                 connect_timeout=wire["connect_timeout"],
                 max_message_size=wire["max_message_size"])
             self._session.http_tools = self._http

@@ -87,6 +87,7 @@ from .session import (
 from .transports.process import ServerProcess, StdinTimeout
 
 if TYPE_CHECKING:
+    from .oauth import OAuth
     from .transports.http_client import HttpFailure, HttpTransport
 
 __all__ = [
@@ -236,6 +237,7 @@ class Front:
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
         token_env: str | None = None,
+        auth: OAuth | None = None,
         connect_timeout: float = 10.0,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
@@ -294,7 +296,7 @@ class Front:
             listen=listen, max_rounds=max_rounds, on_notification=on_notification,
             on_log=on_log, on_list_changed=on_list_changed, clock=time.monotonic)
         # What the wire needs, kept for the subclass that makes it.
-        self._wire = dict(headers=headers, token=token, connect_timeout=connect_timeout,
+        self._wire = dict(headers=headers, token=token, auth=auth, connect_timeout=connect_timeout,
                           env=env, cwd=cwd, inherit_env=inherit_env, on_stderr=on_stderr,
                           stderr_lines=stderr_lines, max_message_size=max_message_size)
         self._started = False
@@ -408,7 +410,7 @@ class Client(Front):
 
             self._http = HttpTransport(
                 self.url, on_message=self._receive, on_failure=self._on_http_failure,
-                headers=wire["headers"], token=wire["token"], name=self.name,
+                headers=wire["headers"], token=wire["token"], auth=wire["auth"], name=self.name,
                 connect_timeout=wire["connect_timeout"],
                 max_message_size=wire["max_message_size"])
             self._session.http_tools = self._http

@@ -42,10 +42,11 @@ def expected_failures(section: str) -> dict[tuple[str, str], str]:
     return listed
 
 
-def run_harness(script: str, results: Path) -> dict[tuple[str, str], dict[str, str]]:
+def run_harness(script: str, results: Path,
+                **extra_env: str) -> dict[tuple[str, str], dict[str, str]]:
     """Run ``conformance/<script> all`` once; its verdicts by (revision, scenario)."""
     env = {**os.environ, "RESULTS_DIR": str(results), "PYTHON": sys.executable,
-           "CONFORMANCE_DIR": str(CONFORMANCE_DIR)}
+           "CONFORMANCE_DIR": str(CONFORMANCE_DIR), **extra_env}
     run = subprocess.run(["bash", str(ROOT / "conformance" / script), "all"], env=env,
                          cwd=ROOT, capture_output=True, text=True, timeout=900)
     print(run.stdout)  # the per-scenario table, shown by pytest -s or on failure

@@ -57,13 +57,16 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import httpx
 
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE
 from ..versions import META_PROTOCOL_VERSION
 from .http_headers import H_METHOD, H_NAME, H_SESSION, H_VERSION, NAME_FIELDS, encode_header_value
+
+if TYPE_CHECKING:  # authlib is imported only by those who use OAuth
+    from ..oauth import OAuth
 
 __all__ = [
     "AnswerTooLarge",
@@ -86,6 +89,8 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY_MS = 1000
 #: Reconnections in a row that bring nothing new before a resumed request is given up.
 MAX_RESUME_ATTEMPTS = 5
+#: Authorizations (401, then perhaps a 403 step-up) one request may set off before it fails.
+MAX_AUTH_RETRIES = 2
 _EXCERPT = 300
 # JSON-RPC errors that 2026-07-28 servers answer with HTTP 400 or 404: header mismatch,
 # missing client capability, unsupported version, method not found.
@@ -334,8 +339,10 @@ class HttpTransport:
     """Client side of streamable HTTP for one MCP endpoint (see the module docstring).
 
     ``headers`` are sent with every request (e.g. an API key); ``token`` adds
-    ``Authorization: Bearer <token>``. A response body or SSE event larger than
-    ``max_message_size`` bytes fails its exchange with :class:`AnswerTooLarge`.
+    ``Authorization: Bearer <token>``; ``auth`` (an :class:`~mcpkit.oauth.OAuth`) gets
+    tokens when the server asks for them (401/403 with a Bearer challenge), refreshes them
+    and retries the request (at most ``MAX_AUTH_RETRIES`` times). A response body or SSE
+    event larger than ``max_message_size`` bytes fails its exchange with :class:`AnswerTooLarge`.
     """
 
     def __init__(
@@ -346,6 +353,7 @@ class HttpTransport:
         on_failure: Callable[[Any, HttpFailure], None],
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
+        auth: OAuth | None = None,
         name: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
@@ -356,6 +364,7 @@ class HttpTransport:
         self.on_message = on_message
         self.on_failure = on_failure
         self.connect_timeout = connect_timeout
+        self.auth = auth
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         base = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
@@ -487,6 +496,9 @@ class HttpTransport:
         """For the legacy session's GET (resuming after ``last_event_id``) and DELETE."""
         headers = {**self._base_headers, **self._session_headers(),
                    "accept": "text/event-stream"}
+        token = self.auth.current_token(self.url) if self.auth is not None else None
+        if token:
+            headers["authorization"] = f"Bearer {token}"
         del headers["content-type"]
         if last_event_id is not None:
             headers["last-event-id"] = last_event_id
@@ -508,10 +520,27 @@ class HttpTransport:
         request_id = message.get("id") if "method" in message else None
         method = message.get("method") or "a response"
         headers = self._headers_for(message)
+        body = _dumps(message).encode()
         try:
-            async with self._http.stream("POST", self.url, content=_dumps(message).encode(),
-                                         headers=headers) as response:
-                await self._answer(response, request_id, method, headers)
+            refused: int | None = None  # the status the last authorization answered
+            for attempt in range(MAX_AUTH_RETRIES + 1):
+                sent = await self._authorize(headers)
+                async with self._http.stream("POST", self.url, content=body,
+                                             headers=headers) as response:
+                    # A 401 for a token just obtained for a 401 is final: no new flow.
+                    challenge = None if refused == 401 == response.status_code \
+                        else self._challenge(response, attempt)
+                    if challenge is None:
+                        await self._answer(response, request_id, method, headers)
+                        return
+                assert self.auth is not None
+                refused = response.status_code
+                try:
+                    await self.auth.challenged(self.url, response.status_code, challenge, sent)
+                except Exception as exc:  # OAuthError, or a bug: this request fails
+                    raise HttpFailure(f"{method}: HTTP {response.status_code} from {self.url} "
+                                      f"and no token for it: {exc}",
+                                      response.status_code) from None
         except httpx.ConnectTimeout as exc:
             raise HttpFailure(f"{self.url} did not accept a connection in time ({exc!r})",
                               fatal=True) from None
@@ -519,6 +548,28 @@ class HttpTransport:
             raise HttpFailure(f"cannot connect to {self.url}: {exc}", fatal=True) from None
         except httpx.HTTPError as exc:
             raise HttpFailure(f"{method}: the connection broke: {exc!r}") from None
+
+    async def _authorize(self, headers: dict[str, str]) -> str | None:
+        """Put the OAuth token (refreshed if need be) in ``headers``; the token sent."""
+        if self.auth is None:
+            return None
+        token = await self.auth.token(self.url)
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        return token
+
+    def _challenge(self, response: httpx.Response, attempt: int) -> str | None:
+        """The ``WWW-Authenticate`` value if this answer is a Bearer challenge that
+        :attr:`auth` should meet (and the request then be sent again), else None."""
+        if self.auth is None or response.status_code not in (401, 403) \
+                or attempt >= MAX_AUTH_RETRIES:
+            return None
+        challenge = response.headers.get("www-authenticate", "")
+        if response.status_code == 403 and "insufficient_scope" not in challenge:
+            return None
+        if response.status_code == 401 and challenge and "bearer" not in challenge.lower():
+            return None
+        return challenge
 
     async def _answer(self, response: httpx.Response, request_id: Any, method: str,
                       sent: Mapping[str, str]) -> None:
@@ -587,7 +638,9 @@ class HttpTransport:
             challenge = response.headers.get("www-authenticate")
             description += (f" (WWW-Authenticate: {challenge})" if challenge else "") + \
                 ("; the bearer token was refused" if "authorization" in self._base_headers
-                 else "; the server wants a bearer token: pass token=... or token_env=...")
+                 or self.auth is not None else
+                 "; the server wants a bearer token: pass token=..., token_env=... or "
+                 "auth=OAuth(...)")
         return description
 
     def _deliver(self, message: dict[str, Any], request_id: Any, method: str) -> bool:

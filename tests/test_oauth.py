@@ -1,0 +1,277 @@
+"""mcpkit.oauth against a real authorization server on loopback (tests/servers/oauth_as.py):
+PKCE, refresh, step-up, issuer checks, bad documents, timeouts, and tokens kept out of the
+logs. The same flow runs end to end under the conformance suite's auth/* scenarios
+(tests/test_conformance_client.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcpkit.oauth import OAuth, OAuthError, parse_www_authenticate, resource_covers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
+from oauth_as import MockAuthServer  # noqa: E402
+
+
+def follow(url: str) -> str:
+    """The user's browser: the mock answers the authorization request with a redirect."""
+    response = httpx.get(url, follow_redirects=False, timeout=5.0)
+    assert response.status_code == 302, response.text
+    return response.headers["location"]
+
+
+def challenge(mock: MockAuthServer, extra: str = "") -> str:
+    return (f'Bearer resource_metadata="{mock.base}/.well-known/oauth-protected-resource/mcp"'
+            + extra)
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, 30))
+
+
+@pytest.fixture
+def mock():
+    with MockAuthServer(scopes_supported=["read"]) as server:
+        yield server
+
+
+def test_authorization_code_with_pkce(mock: MockAuthServer) -> None:
+    oauth = OAuth(follow)
+    run(oauth.challenged(mock.resource, 401, challenge(mock), None))
+    token = oauth.current_token(mock.resource)
+    assert token in mock.issued  # the mock checked the S256 verifier before issuing it
+    (authorize,) = mock.seen("/authorize")
+    assert authorize["code_challenge_method"] == "S256"
+    assert authorize["resource"] == mock.resource  # RFC 8707, exactly as published
+    assert authorize["scope"] == "read"  # from scopes_supported: the challenge had none
+    (registration,) = mock.seen("/register")  # dynamic client registration (RFC 7591)
+    assert registration["redirect_uris"] == [oauth.redirect_uri]
+    (token_request,) = mock.seen("/token")
+    assert token_request["grant_type"] == "authorization_code"
+    assert token_request["client_id"] == authorize["client_id"]
+    assert len(token_request["code_verifier"]) >= 43
+
+
+def test_refresh_when_the_token_expires(mock: MockAuthServer) -> None:
+    mock.expires_in = 1  # within the refresh margin at once
+    oauth = OAuth(follow)
+    run(oauth.challenged(mock.resource, 401, challenge(mock), None))
+    first = oauth.current_token(mock.resource)
+    second = run(oauth.token(mock.resource))
+    assert second is not None and second != first and second in mock.issued
+    assert [t["grant_type"] for t in mock.seen("/token")] == ["authorization_code",
+                                                             "refresh_token"]
+    assert mock.seen("/token")[1]["resource"] == mock.resource
+    assert len(mock.seen("/authorize")) == 1  # no new authorization for a refresh
+
+
+def test_step_up_asks_for_the_union_then_gives_up(mock: MockAuthServer) -> None:
+    oauth = OAuth(follow)
+    run(oauth.challenged(mock.resource, 401, challenge(mock, ', scope="read"'), None))
+    sent = oauth.current_token(mock.resource)
+    denied = challenge(mock, ', error="insufficient_scope", scope="write"')
+    run(oauth.challenged(mock.resource, 403, denied, sent))
+    assert [a["scope"] for a in mock.seen("/authorize")] == ["read", "read write"]
+    again = oauth.current_token(mock.resource)
+    with pytest.raises(OAuthError, match="insufficient_scope"):
+        run(oauth.challenged(mock.resource, 403, denied, again))  # the same refusal: final
+    assert len(mock.seen("/authorize")) == 2
+
+
+def test_a_403_that_is_not_about_scope_is_not_retried(mock: MockAuthServer) -> None:
+    with pytest.raises(OAuthError, match="not a scope problem"):
+        run(OAuth(follow).challenged(mock.resource, 403, 'Bearer error="invalid_token"', None))
+    assert not mock.requests
+
+
+def test_metadata_with_another_issuer_is_refused() -> None:
+    with MockAuthServer(metadata_issuer="https://attacker.example.com") as mock:
+        with pytest.raises(OAuthError, match="attacker.example.com"):
+            run(OAuth(follow).challenged(mock.resource, 401, challenge(mock), None))
+        assert not mock.seen("/register") and not mock.seen("/authorize")
+
+
+@pytest.mark.parametrize("mode", ["wrong", "omit"])
+def test_authorization_response_from_another_issuer_is_refused(mode: str) -> None:
+    with MockAuthServer(iss_mode=mode) as mock:
+        with pytest.raises(OAuthError, match="issuer" if mode == "wrong" else "iss parameter"):
+            run(OAuth(follow).challenged(mock.resource, 401, challenge(mock), None))
+        assert mock.seen("/authorize") and not mock.seen("/token")  # the code is not used
+
+
+def test_resource_metadata_for_another_resource_is_refused() -> None:
+    with MockAuthServer() as mock:
+        mock.prm_document = {"resource": "https://evil.example.com/mcp",
+                             "authorization_servers": [mock.base]}
+        with pytest.raises(OAuthError, match="evil.example.com"):
+            run(OAuth(follow).challenged(mock.resource, 401, challenge(mock), None))
+        assert not mock.seen("/authorize")
+
+
+@pytest.mark.parametrize("document", [["a list"], {"resource": 42},
+                                      {"resource": "X", "authorization_servers": "one"}])
+def test_malformed_resource_metadata_is_a_clear_error(document) -> None:
+    with MockAuthServer(prm_document=document) as mock:
+        if isinstance(document, dict) and document.get("resource") == "X":
+            document["resource"] = mock.resource
+        with pytest.raises(OAuthError, match="protected resource metadata"):
+            run(OAuth(follow).challenged(mock.resource, 401, challenge(mock), None))
+
+
+def test_a_silent_server_times_out() -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        started = time.monotonic()
+        with pytest.raises(OAuthError, match="cannot fetch"):
+            run(OAuth(follow, timeout=0.5).challenged(url, 401, "Bearer", None))
+        assert time.monotonic() - started < 5
+
+
+def test_client_credentials(mock: MockAuthServer) -> None:
+    oauth = OAuth(grant="client_credentials", client_id="machine",
+                  client_secret="machine-secret")
+    run(oauth.challenged(mock.resource, 401, challenge(mock), None))
+    assert oauth.current_token(mock.resource) in mock.issued
+    assert not mock.seen("/authorize") and not mock.seen("/register")
+    assert mock.seen("/token")[0]["resource"] == mock.resource
+    bad = OAuth(grant="client_credentials", client_id="machine", client_secret="wrong")
+    with pytest.raises(OAuthError, match="invalid_client"):
+        run(bad.challenged(mock.resource, 401, challenge(mock), None))
+
+
+def test_tokens_never_reach_the_logs(mock: MockAuthServer,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    mock.expires_in = 1
+    caplog.set_level(logging.DEBUG)  # every logger: mcpkit's, httpx's, httpcore's, authlib's
+    oauth = OAuth(follow)
+    run(oauth.challenged(mock.resource, 401, challenge(mock), None))
+    run(oauth.token(mock.resource))  # a refresh too
+    assert len(mock.issued) == 4 and caplog.records
+    shown = caplog.text + repr(oauth) + repr(oauth.store)
+    assert not [token for token in mock.issued if token in shown]
+
+
+def test_parse_www_authenticate() -> None:
+    (basic, bearer) = parse_www_authenticate(
+        'Basic abc==, Bearer error="insufficient_scope", scope="a b", '
+        'error_description="say \\"hi\\""')
+    assert basic.scheme == "basic" and bearer.scheme == "bearer"
+    assert bearer == {"error": "insufficient_scope", "scope": "a b",
+                      "error_description": 'say "hi"'}
+    assert parse_www_authenticate("Bearer realm=x")[0] == {"realm": "x"}
+    assert parse_www_authenticate("") == []
+
+
+def test_resource_covers() -> None:
+    assert resource_covers("http://h:1/mcp", "http://h:1/mcp")
+    assert resource_covers("http://h:1", "http://h:1/mcp")
+    assert not resource_covers("http://h:1/mc", "http://h:1/mcp")
+    assert not resource_covers("https://evil.example.com/mcp", "http://h:1/mcp")
+
+
+# -- end to end: Client(url=..., auth=OAuth(...)) against a protected mcpkit server --------
+
+
+class BearerGate:
+    """mcpkit's HTTP app behind a resource server's check: a request whose bearer token the
+    mock authorization server did not issue (or that was revoked) gets 401 and a challenge
+    naming the resource metadata."""
+
+    def __init__(self, app: Any, mock: MockAuthServer, always_refuse: bool = False) -> None:
+        self.app = app
+        self.mock = mock
+        self.always_refuse = always_refuse
+        self.revoked: set[str] = set()
+        self.refusals = 0
+
+    def close(self) -> None:
+        self.app.close()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            sent = dict(scope.get("headers") or []).get(b"authorization", b"").decode()
+            token = sent[7:] if sent.startswith("Bearer ") else None
+            if self.always_refuse or token not in self.mock.issued or token in self.revoked:
+                self.refusals += 1
+                metadata = f"{self.mock.base}/.well-known/oauth-protected-resource/mcp"
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate",
+                     f'Bearer error="invalid_token", resource_metadata="{metadata}"'.encode())]})
+                await send({"type": "http.response.body", "body": b'{"error":"invalid_token"}'})
+                return
+        await self.app(scope, receive, send)
+
+
+@pytest.fixture
+def protected():
+    from test_http_client import ServedApp
+
+    from mcpkit.examples import notes
+    from mcpkit.transports.http import create_app
+
+    with MockAuthServer() as mock:
+        gate = BearerGate(create_app(notes.server), mock)
+        with ServedApp(gate) as served:
+            mock.prm_document = {"resource": served.url, "authorization_servers": [mock.base]}
+            yield mock, gate, served.url
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_client_authorizes_retries_and_refreshes(protected, version: str) -> None:
+    from mcpkit.client import Client
+
+    mock, gate, url = protected
+    oauth = OAuth(follow)
+    with Client(url=url, version=version, auth=oauth, timeout=20) as client:
+        assert client.list_tools()
+        assert gate.refusals == 1 and len(mock.seen("/authorize")) == 1
+        gate.revoked.add(oauth.current_token(url))  # the server stops taking the token
+        assert client.call_tool("notes_search", {"query": "mcp"})
+        assert gate.refusals == 2
+        assert len(mock.seen("/authorize")) == 1  # refreshed, not authorized again
+        assert [t["grant_type"] for t in mock.seen("/token")] == ["authorization_code",
+                                                                 "refresh_token"]
+
+
+def test_a_401_loop_ends_in_an_error(protected) -> None:
+    from mcpkit.client import Client
+    from mcpkit.session import HttpError
+
+    mock, gate, url = protected
+    gate.always_refuse = True
+    started = time.monotonic()
+    with pytest.raises(HttpError, match="401"):
+        with Client(url=url, version="2026-07-28", auth=OAuth(follow), timeout=20) as client:
+            client.list_tools()
+    assert time.monotonic() - started < 15
+    assert gate.refusals == 2 and len(mock.seen("/authorize")) == 1  # one flow, then final
+
+
+def test_async_client_authorizes_on_the_callers_loop(protected) -> None:
+    from mcpkit.aclient import AsyncClient
+
+    mock, gate, url = protected
+
+    async def authorize(url: str) -> str:  # a coroutine callback is awaited
+        async with httpx.AsyncClient(timeout=5.0) as http:
+            return (await http.get(url)).headers["location"]
+
+    async def main() -> None:
+        async with AsyncClient(url=url, version="2026-07-28", auth=OAuth(authorize),
+                               timeout=20) as client:
+            assert await client.list_tools()
+
+    run(main())
+    assert gate.refusals == 1 and len(mock.seen("/authorize")) == 1
