@@ -1189,7 +1189,8 @@ notes.reset()
 # - A real session is lines of JSON on two pipes, and the bytes prove it.
 #
 # **Lab 04** (`labs/en/lab04_server.ipynb`): build the notes server yourself. Next,
-# **lesson 05**: the client side of the pipe.
+# **lesson 05** (`notebooks/en/05_client.ipynb`): the client side of the pipe, with a reader
+# thread, a future per request, and servers that misbehave.
 
 # %% [markdown] lang="es"
 # ## Resumen
@@ -1214,4 +1215,5 @@ notes.reset()
 # - Una sesión real son líneas de JSON en dos tuberías, y los bytes lo demuestran.
 #
 # **Laboratorio 04** (`labs/es/lab04_server.ipynb`): construye tú el servidor de notas. Después,
-# la **lección 05**: el lado del cliente de la tubería.
+# la **lección 05** (`notebooks/es/05_client.ipynb`): el lado del cliente de la tubería, con un
+# hilo lector, un future por solicitud y servidores que se portan mal.

@@ -8,7 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
-from . import lab01, lab02, lab03, lab04
+from . import lab01, lab02, lab03, lab04, lab05
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -31,6 +31,8 @@ from .lab01 import (
 from .lab02 import check_call_tool, check_classify, check_error_for
 from .lab03 import check_dispatcher, check_serve
 from .lab04 import NOTES_SEED, check_note_resources, check_note_tools, check_notes_server
+from .lab05 import check_end_of_stream, check_requests, check_timeouts
+from .lab05 import server_command as lab05_server_command
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {
@@ -38,6 +40,7 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab02_jsonrpc": lab02.OFF_LIMITS,
     "lab03_dispatch": lab03.OFF_LIMITS,
     "lab04_server": lab04.OFF_LIMITS,
+    "lab05_client": lab05.OFF_LIMITS,
 }
 
 __all__ = [
@@ -54,15 +57,19 @@ __all__ = [
     "check_content_length_decoder",
     "check_dispatcher",
     "check_encoders",
+    "check_end_of_stream",
     "check_error_for",
     "check_ndjson_decoder",
     "check_note_resources",
     "check_note_tools",
     "check_notes_server",
     "check_parse_message",
+    "check_requests",
     "check_serve",
     "check_setup",
+    "check_timeouts",
     "get_language",
+    "lab05_server_command",
     "predicate",
     "run_checks",
     "set_language",
