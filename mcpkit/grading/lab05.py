@@ -52,7 +52,7 @@ SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab05_
 CALL_TIMEOUT = 2.0
 SHORT_TIMEOUT = 0.2
 #: How long close() and the threads it ends may take.
-CLOSE_GRACE = 2.0
+CLOSE_GRACE = 1.0
 
 
 def server_command() -> list[str]:
