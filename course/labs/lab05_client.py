@@ -175,11 +175,12 @@ process.stdout.close()
 #
 # - `__init__`: the state (an id counter, the **pending table** `{id: Future}`, a list for
 #   notifications, a lock) and **one reader thread**, started here, running `_read_loop`.
+# - `_write(message)`: one message as one line (`json.dumps(...).encode() + b"\n"`), then
+#   `flush()`, under the lock, so that two threads never mix their bytes.
 # - `request(method, params=None, timeout=5.0)`: a new id (never reused: `itertools.count(1)`),
-#   a `Future` put in the pending table **before** the message is written, the message written
-#   as one line (`json.dumps(...).encode() + b"\n"`, then `flush()`), then a wait on the
-#   future. Leave `"params"` out when it is `None`. It returns the response's `result`, or
-#   raises `RequestError(code, message, data)` for an error response.
+#   a `Future` put in the pending table **before** the message is written (with `_write`),
+#   then a wait on the future. Leave `"params"` out when it is `None`. It returns the
+#   response's `result`, or raises `RequestError(code, message, data)` for an error response.
 # - **Timeouts** (part 2): when the wait ends with `TimeoutError`, take the id out of the
 #   pending table, write the notification
 #   `{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id,
@@ -210,12 +211,13 @@ process.stdout.close()
 # - `__init__`: el estado (un contador de ids, la **tabla de pendientes** `{id: Future}`, una
 #   lista para las notificaciones, un candado (lock)) y **un hilo lector**, arrancado aquí, que
 #   ejecuta `_read_loop`.
+# - `_write(message)`: un mensaje como una línea (`json.dumps(...).encode() + b"\n"`) y luego
+#   `flush()`, bajo el candado, para que dos hilos nunca mezclen sus bytes.
 # - `request(method, params=None, timeout=5.0)`: un id nuevo (que nunca se reutiliza:
 #   `itertools.count(1)`), un `Future` puesto en la tabla de pendientes **antes** de escribir
-#   el mensaje, el mensaje escrito como una línea (`json.dumps(...).encode() + b"\n"`, y luego
-#   `flush()`) y una espera sobre el future. Deja `"params"` fuera cuando es `None`. Devuelve el
-#   `result` de la respuesta, o lanza `RequestError(code, message, data)` si la respuesta es un
-#   error.
+#   el mensaje (con `_write`) y una espera sobre el future. Deja `"params"` fuera cuando es
+#   `None`. Devuelve el `result` de la respuesta, o lanza `RequestError(code, message, data)`
+#   si la respuesta es un error.
 # - **Tiempos agotados** (parte 2): cuando la espera termina con `TimeoutError`, saca el id de
 #   la tabla de pendientes, escribe la notificación
 #   `{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id,

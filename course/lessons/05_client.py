@@ -189,9 +189,10 @@ print(chatty.returncode, tail)
 # A client does not know in advance which revision a server speaks. The 2026-07-28 revision
 # says how to find out: send `server/discover` first. A modern server answers with its
 # versions and capabilities, and there is no other handshake; the probe, like every later
-# request, carries the client's version, capabilities and name in `params._meta` (lesson 07). A legacy server answers "method not
-# found" (or nothing, within a timeout), and the client falls back to the legacy handshake:
-# `initialize`, its result, then the notification `notifications/initialized`.
+# request, carries the client's version, capabilities and name in `params._meta` (lesson 07).
+# A legacy server answers "method not found" (or nothing, within a timeout), and the client
+# falls back to the legacy handshake: `initialize`, its result, then the notification
+# `notifications/initialized`.
 #
 # ```mermaid
 # sequenceDiagram
@@ -216,9 +217,10 @@ print(chatty.returncode, tail)
 # Un cliente no sabe de antemano qué revisión habla un servidor. La revisión 2026-07-28 dice
 # cómo averiguarlo: envía primero `server/discover`. Un servidor moderno responde con sus
 # versiones y capacidades, y no hay más handshake; la sonda, como cada solicitud posterior,
-# lleva la versión, las capacidades y el nombre del cliente en `params._meta` (lección 07). Un servidor heredado responde "método no
-# encontrado" (o nada, dentro de un tiempo límite), y el cliente recurre al handshake heredado:
-# `initialize`, su resultado y luego la notificación `notifications/initialized`.
+# lleva la versión, las capacidades y el nombre del cliente en `params._meta` (lección 07). Un
+# servidor heredado responde "método no encontrado" (o nada, dentro de un tiempo límite), y el
+# cliente recurre al handshake heredado: `initialize`, su resultado y luego la notificación
+# `notifications/initialized`.
 #
 # ```mermaid
 # sequenceDiagram
