@@ -8,7 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
-from . import lab01, lab02, lab03, lab04, lab07, lab08
+from . import lab01, lab02, lab03, lab04, lab05, lab07, lab08
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -40,6 +40,8 @@ from .lab08 import (
     modern_headers,
     notes_front_server,
 )
+from .lab05 import check_end_of_stream, check_requests, check_timeouts
+from .lab05 import server_command as lab05_server_command
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {
@@ -49,6 +51,7 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab04_server": lab04.OFF_LIMITS,
     "lab07_modern": lab07.OFF_LIMITS,
     "lab08_http": lab08.OFF_LIMITS,
+    "lab05_client": lab05.OFF_LIMITS,
 }
 
 __all__ = [
@@ -70,6 +73,7 @@ __all__ = [
     "check_discover_result",
     "check_dispatcher",
     "check_encoders",
+    "check_end_of_stream",
     "check_error_for",
     "check_next_step",
     "check_ndjson_decoder",
@@ -81,9 +85,12 @@ __all__ = [
     "check_refusal",
     "check_request_era",
     "check_request_state",
+    "check_requests",
     "check_serve",
     "check_setup",
+    "check_timeouts",
     "get_language",
+    "lab05_server_command",
     "predicate",
     "run_checks",
     "set_language",

@@ -1,0 +1,765 @@
+"""Checks for lab 05 (a client): the request/response core of a session, over real pipes.
+
+Every case starts a real server process (:mod:`mcpkit.grading.lab05_server`, a JSON-RPC peer
+that answers well or badly on request: out of order, with notifications in between, for ids
+nobody used, never, or by dying) and hands the learner's ``Session`` its two pipes. The
+reference is :class:`ReferenceSession` below, the same design as :mod:`mcpkit.client` cut to
+the lab's size: an id counter, a pending table of futures, one reader thread.
+
+After each case the session is closed and the process is killed: a thread of the learner's
+still running, or a server still alive, once ``close()`` returned is a failed check, because
+in a notebook it would outlive the cell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+from .core import (
+    CaseResult,
+    Gen,
+    Seen,
+    Step,
+    _,
+    attempt,
+    case,
+    differential,
+    drop_each,
+    run_checks,
+    seen,
+)
+
+#: The session machinery of mcpkit is what this lab asks the learner to write.
+OFF_LIMITS: dict[str, set[str]] = {
+    "mcpkit.client": {"Client", "PendingRequest", "connect", "Front"},
+    "mcpkit.aclient": {"AsyncClient"},
+    "mcpkit.session": {"ClientSession"},
+    "mcpkit.host": {"Host"},
+}
+
+SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab05_server.py")
+#: A request's timeout in the checks, unless the case is about timeouts.
+CALL_TIMEOUT = 2.0
+SHORT_TIMEOUT = 0.2
+#: How long close() and the threads it ends may take.
+CLOSE_GRACE = 1.0
+
+
+def server_command() -> list[str]:
+    """The command that starts lab 05's test server (the lab's setup cell uses it too)."""
+    return [sys.executable, "-I", SERVER_SCRIPT]
+
+
+def start_server() -> subprocess.Popen:
+    return subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+# --------------------------------------------------------------------------- the reference
+
+
+class RequestError(Exception):
+    """The server answered with an error (the lab's setup cell defines the same class)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class SessionClosed(Exception):
+    """The server's output ended: this request will never be answered."""
+
+
+class ReferenceSession:
+    """The lab's session, as mcpkit's client does it: ids, pending futures, a reader thread."""
+
+    def __init__(self, stdin: Any, stdout: Any) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._ids = itertools.count(1)
+        self._pending: dict[int, Future] = {}
+        self._notes: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader.start()
+
+    def _write(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        with self._lock:
+            self._stdin.write(data)
+            self._stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                timeout: float = 5.0) -> Any:
+        request_id = next(self._ids)
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise SessionClosed("the session has ended")
+            self._pending[request_id] = future
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            self._write(message)
+        except (OSError, ValueError):
+            self._pending.pop(request_id, None)
+            raise SessionClosed("the server's input is closed") from None
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            if self._pending.pop(request_id, None) is None and future.done():
+                return future.result()  # settled just as the wait ended
+            try:
+                self._write({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": request_id, "reason": "timeout"}})
+            except (OSError, ValueError):
+                pass
+            raise
+
+    def notifications(self) -> list[dict[str, Any]]:
+        with self._lock:
+            notes, self._notes = self._notes, []
+        return notes
+
+    def _read_loop(self) -> None:
+        for line in self._stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "method" in message and "id" not in message:
+                with self._lock:
+                    self._notes.append(message)
+                continue
+            future = self._pending.pop(message.get("id"), None) if _hashable(message) else None
+            if future is None:
+                continue  # an unknown id, or a request already given up on
+            if "error" in message:
+                error = message["error"]
+                future.set_exception(RequestError(error.get("code"), error.get("message"),
+                                                  error.get("data")))
+            else:
+                future.set_result(message.get("result"))
+        with self._lock:
+            self._closed = True
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            future.set_exception(SessionClosed("the server's output ended"))
+
+    def close(self) -> None:
+        try:
+            self._stdin.close()
+        except OSError:
+            pass
+        self._reader.join(CLOSE_GRACE)
+
+
+def _hashable(message: dict[str, Any]) -> bool:
+    return type(message.get("id")) in (int, str)
+
+
+# --------------------------------------------------------------------------- running a session
+
+
+class Blocked(Exception):
+    """A call into the learner's session did not return in time (stuck on a lock or a read)."""
+
+
+def bounded(thunk: Callable[[], Any], seconds: float, plain: bool = True) -> Any:
+    """Call ``thunk`` on a thread of its own and wait at most ``seconds``: what it returned
+    (through seen(), unless ``plain`` is false), or a Seen of what it raised, or of Blocked.
+
+    The learner's code never runs on the checker's own thread: a call stuck where no signal
+    reaches it (a lock inside a buffered pipe, say) cannot freeze the graded cell. The stuck
+    thread ends when the case kills the server and its pipes reach end of file.
+    """
+    box: list[tuple[bool, Any]] = []
+
+    def work() -> None:
+        try:
+            box.append((True, thunk()))
+        except BaseException as exc:  # handed to the checker's thread, as data
+            box.append((False, exc))
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not box:
+        return Seen.of(Blocked(), raised=True)
+    ok, value = box[0]
+    if not ok:
+        if isinstance(value, NotImplementedError):
+            raise value
+        return Seen.of(value, raised=True)
+    return seen(value) if plain else value
+
+
+class _Tally:
+    """Requests the checks have made since the last Run started (an instance, not a module
+    global: the class grader holds every mcpkit module to what it was when imported)."""
+
+    calls = 0
+
+
+_tally = _Tally()
+
+
+class Run:
+    """One server process and one session on its pipes; cleans both up, and says what was left."""
+
+    def __init__(self, make: Callable[..., Any]) -> None:
+        _tally.calls = 0
+        self.summary: dict[str, Any] | None = None
+        self.before = set(threading.enumerate())
+        self.process = start_server()
+        self.session: Any = None
+        made = bounded(lambda: make(self.process.stdin, self.process.stdout), CALL_TIMEOUT,
+                       plain=False)
+        if isinstance(made, Seen):
+            self.end()
+            raise Blocked(_("Session(stdin, stdout) did not return",
+                            "Session(stdin, stdout) no volvió")
+                          ) if made.type == "Blocked" else _Raised(made)
+        self.session = made
+
+    def left_over(self) -> tuple[Any, int, bool]:
+        """Close the session: (what close() did, threads of its still alive, whether the
+        server exited)."""
+        closed = bounded(self.session.close, CLOSE_GRACE + 1.0)
+        deadline = time.monotonic() + CLOSE_GRACE
+        alive: list[threading.Thread] = []
+        while time.monotonic() < deadline:
+            alive = [t for t in threading.enumerate()
+                     if t not in self.before and t.is_alive()]
+            if not alive:
+                break
+            time.sleep(0.01)
+        try:
+            self.process.wait(max(0.0, deadline - time.monotonic()))
+            exited = True
+        except subprocess.TimeoutExpired:
+            exited = False
+        return closed, len(alive), exited
+
+    def end(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        if self.summary is None:
+            try:
+                self.summary = json.loads(self.process.stderr.read() or b"null")
+            except (OSError, ValueError):
+                pass
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            try:
+                pipe.close()
+            except (OSError, ValueError):
+                pass
+
+
+def scenario(make: Callable[..., Any], body: Callable[[Any], Any]) -> Callable[[], Any]:
+    """A thunk for case(): start a server and a session, run ``body(session)``, clean up."""
+
+    def thunk() -> Any:
+        run = None
+        try:
+            run = Run(make)
+            value = body(run.session)
+            calls = _tally.calls
+            bounded(run.session.close, CLOSE_GRACE + 1.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                run.process.wait(CLOSE_GRACE)
+            run.end()
+            return _verified(value, calls, run.summary)
+        finally:
+            if run is not None:
+                run.end()
+
+    return thunk
+
+
+def _requests_in(summary: dict[str, Any]) -> int:
+    return sum(n for method, n in summary.get("received", {}).items()
+               if not method.startswith("notifications/"))
+
+
+def _verified(value: Any, calls: int, summary: Any) -> Any:
+    """``value``, unless the server says the requests never reached it."""
+    if not isinstance(summary, dict):
+        return value  # it did not exit on its own: the close() cases report that
+    received = _requests_in(summary)
+    if (summary.get("how") == "eof" and received != calls) or received == 0:
+        return _("(the server received {r} of the {c} requests: send each one through "
+                 "stdin)", "(el servidor recibió {r} de las {c} solicitudes: envía cada una "
+                 "por stdin)").format(r=received, c=calls)
+    return value
+
+
+def in_threads(session: Any, calls: list[tuple[str, Any, float]]
+               ) -> tuple[list[threading.Thread], list[Any]]:
+    """Start each call on a thread of its own (in this order), collect what each saw."""
+    outcomes: list[Any] = [None] * len(calls)
+
+    def work(i: int, method: str, params: Any, timeout: float) -> None:
+        outcomes[i] = attempt(lambda: session.request(method, params, timeout=timeout))
+
+    _tally.calls += len(calls)
+    threads = [threading.Thread(target=work, args=(i, *call), daemon=True)
+               for i, call in enumerate(calls)]
+    for t in threads:
+        t.start()
+        time.sleep(0.02)  # let each request reach the pipe in order
+    return threads, outcomes
+
+
+def held_calls(session: Any, count: int) -> list[Any]:
+    """``count`` requests the server holds, then a release that answers them newest first."""
+    threads, outcomes = in_threads(session, [("hold", {"n": i}, CALL_TIMEOUT)
+                                             for i in range(count)])
+    released = _call(session, "release", {"count": count})
+    for t in threads:
+        t.join(CALL_TIMEOUT + 1)
+    return [*outcomes, released]
+
+
+def _call(session: Any, method: str, params: Any = None, timeout: float = CALL_TIMEOUT) -> Any:
+    _tally.calls += 1
+    return bounded(lambda: session.request(method, params, timeout=timeout), timeout + 1.5)
+
+
+def _notes(session: Any) -> Any:
+    return bounded(session.notifications, 1.0)
+
+
+class _Raised(Exception):
+    """Carries what the learner's constructor raised (as the checks show it) out of Run()."""
+
+    def __init__(self, what: Seen) -> None:
+        super().__init__(repr(what))
+        self.what = what
+
+
+def _methods(notes: Any) -> Any:
+    if not isinstance(notes, list):
+        return notes
+    return [(n.get("method"), (n.get("params") or {}).get("data")) if isinstance(n, dict) else n
+            for n in notes]
+
+
+# --------------------------------------------------------------------------- part 1
+
+
+def check_requests(make_session: Callable[..., Any]) -> None:
+    """Part 1: requests and results, notifications, errors, stray and out-of-order answers."""
+    s = make_session
+    results = [
+        case(_("one request, its result", "una solicitud, su resultado"),
+             scenario(s, lambda x: _call(x, "echo", {"text": "hola"})),
+             {"echo": {"text": "hola"}},
+             hint=_("request() returns the response's result: message['result']",
+                    "request() devuelve el resultado de la respuesta: message['result']")),
+        case(_("five requests in a row: a new id each time",
+               "cinco solicitudes seguidas: un id nuevo cada vez"),
+             scenario(s, lambda x: [_call(x, "echo", {"n": n}) for n in range(5)]),
+             [{"echo": {"n": n}} for n in range(5)],
+             hint=_("the test server refuses an id it has seen (error -32600): count them "
+                    "with itertools.count()",
+                    "el servidor de prueba rechaza un id que ya vio (error -32600): cuéntalos "
+                    "con itertools.count()")),
+        case(_("a request without params", "una solicitud sin params"),
+             scenario(s, lambda x: _call(x, "echo")),
+             {"echo": {}},
+             hint=_("leave \"params\" out of the message when it is None",
+                    "deja \"params\" fuera del mensaje cuando es None")),
+        case(_("an error response raises RequestError with its code",
+               "una respuesta de error lanza RequestError con su código"),
+             scenario(s, lambda x: _call(x, "error", {"code": -32601, "message": "nope"})),
+             _error("RequestError", -32601),
+             hint=_("raise RequestError(error['code'], error['message'], error.get('data')) "
+                    "in the caller's thread", "lanza RequestError(error['code'], "
+                    "error['message'], error.get('data')) en el hilo de quien llamó")),
+        case(_("two notifications before the response: kept, in order",
+               "dos notificaciones antes de la respuesta: se guardan, en orden"),
+             scenario(s, lambda x: [_call(x, "notify", {"count": 2}),
+                                    _methods(_notes(x)),
+                                    _methods(_notes(x))]),
+             [{"sent": 2}, [("notifications/message", "1 of 2"),
+                            ("notifications/message", "2 of 2")], []],
+             hint=_("a message with a method and no id is a notification: queue it; "
+                    "notifications() hands over what is queued and empties the queue",
+                    "un mensaje con method y sin id es una notificación: encólala; "
+                    "notifications() entrega lo encolado y vacía la cola")),
+        case(_("a notification while no request is waiting",
+               "una notificación cuando ninguna solicitud espera"),
+             scenario(s, lambda x: [_call(x, "notify_later"), _pause(0.4),
+                                    _methods(_notes(x))]),
+             [{}, None, [("notifications/message", "later")]],
+             hint=_("only a reader thread that reads all the time sees it: reading stdout "
+                    "inside request() leaves it in the pipe",
+                    "solo un hilo lector que lee todo el tiempo la ve: leer stdout dentro de "
+                    "request() la deja en la tubería")),
+        case(_("a response for an id nobody used is ignored",
+               "una respuesta para un id que nadie usó se ignora"),
+             scenario(s, lambda x: [_call(x, "stray"), _call(x, "echo", {"after": 1})]),
+             [{"ok": True}, {"echo": {"after": 1}}],
+             hint=_("pop the id from the pending table; if nothing was waiting, drop the "
+                    "message and keep reading (the reader thread must not die)",
+                    "saca el id de la tabla de pendientes; si nadie esperaba, descarta el "
+                    "mensaje y sigue leyendo (el hilo lector no debe morir)")),
+        case(_("three requests answered newest first: each caller gets its own",
+               "tres solicitudes respondidas de la más nueva a la más vieja: cada una "
+               "recibe la suya"),
+             scenario(s, lambda x: held_calls(x, 3)),
+             [{"held": {"n": 0}}, {"held": {"n": 1}}, {"held": {"n": 2}}, {"released": 3}],
+             hint=_("match a response to its request by id (the pending table), never by "
+                    "order; request() may be called from several threads at once",
+                    "empareja cada respuesta con su solicitud por id (la tabla de "
+                    "pendientes), nunca por orden; request() puede llamarse desde varios "
+                    "hilos a la vez")),
+        case(_("two sessions side by side", "dos sesiones a la par"),
+             _two_sessions(s), [{"sent": 1}, {"echo": {"who": "b"}}, [],
+                                [("notifications/message", "1 of 1")]],
+             hint=_("keep the pending table and the queue in self, not in the class body",
+                    "guarda la tabla de pendientes y la cola en self, no en el cuerpo de la "
+                    "clase")),
+        session_differential(s, "lab05/requests", _requests_ops,
+                             _("generated sessions: results, errors, notifications",
+                               "sesiones generadas: resultados, errores, notificaciones")),
+    ]
+    run_checks(results)
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def _error(name: str, code: int) -> Any:
+    from .core import Seen
+
+    return Seen(name, (("code", code), ("data", None)), raised=True)
+
+
+def _two_sessions(make: Callable[..., Any]) -> Callable[[], Any]:
+    def thunk() -> Any:
+        runs: list[Run] = []
+        try:
+            runs.append(Run(make))
+            runs.append(Run(make))
+            a, b = runs[0].session, runs[1].session
+            value = [_call(a, "notify", {"count": 1}), _call(b, "echo", {"who": "b"}),
+                     _methods(_notes(b)), _methods(_notes(a))]
+            for run in runs:
+                bounded(run.session.close, CLOSE_GRACE + 1.0)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    run.process.wait(CLOSE_GRACE)
+                run.end()
+            # Each server received exactly one request.
+            return _verified(_verified(value, 1, runs[0].summary), 1, runs[1].summary)
+        finally:
+            for run in runs:
+                try:
+                    run.session.close()
+                except Exception:
+                    pass
+                run.end()
+
+    return thunk
+
+
+# --------------------------------------------------------------------------- part 2
+
+
+def check_timeouts(make_session: Callable[..., Any]) -> None:
+    """Part 2: a request nobody answers times out, says so to the server, and is forgotten."""
+    s = make_session
+
+    def timed(x: Any) -> Any:
+        started = time.monotonic()
+        outcome = _call(x, "silent", timeout=SHORT_TIMEOUT)
+        return [outcome, time.monotonic() - started < SHORT_TIMEOUT + 1.0]
+
+    results = [
+        case(_("nobody answers: TimeoutError after the timeout",
+               "nadie responde: TimeoutError cuando se agota el tiempo"),
+             scenario(s, timed), [_raised("TimeoutError"), True],
+             hint=_("wait on the future with its timeout (future.result(timeout)); "
+                    "concurrent.futures' TimeoutError is the built-in one",
+                    "espera el future con su tiempo (future.result(timeout)); el "
+                    "TimeoutError de concurrent.futures es el de Python")),
+        case(_("the timeout sends notifications/cancelled with the request's id",
+               "el tiempo agotado envía notifications/cancelled con el id de la solicitud"),
+             scenario(s, lambda x: [_call(x, "silent", timeout=SHORT_TIMEOUT),
+                                    _call(x, "cancelled")]),
+             [_raised("TimeoutError"), {"cancelled": ["silent"]}],
+             hint=_("before raising, write {\"jsonrpc\": \"2.0\", \"method\": "
+                    "\"notifications/cancelled\", \"params\": {\"requestId\": id, \"reason\": "
+                    "...}} (a notification: no id of its own)",
+                    "antes de lanzar, escribe {\"jsonrpc\": \"2.0\", \"method\": "
+                    "\"notifications/cancelled\", \"params\": {\"requestId\": id, \"reason\": "
+                    "...}} (una notificación: sin id propio)")),
+        case(_("a late answer to a request given up on is dropped",
+               "una respuesta tardía a una solicitud abandonada se descarta"),
+             scenario(s, lambda x: [_call(x, "late", {"delay": 0.3}, timeout=0.1), _pause(0.35),
+                                    _call(x, "echo", {"next": True}),
+                                    _notes(x)]),
+             [_raised("TimeoutError"), None, {"echo": {"next": True}}, []],
+             hint=_("on a timeout, remove the id from the pending table: its answer, when it "
+                    "comes, belongs to nobody",
+                    "al agotarse el tiempo, quita el id de la tabla de pendientes: su "
+                    "respuesta, cuando llegue, no es de nadie")),
+        case(_("a timeout leaves the session usable", "un tiempo agotado deja la sesión usable"),
+             scenario(s, lambda x: [_call(x, "silent", timeout=SHORT_TIMEOUT),
+                                    _call(x, "silent", timeout=SHORT_TIMEOUT),
+                                    _call(x, "echo", {"still": "here"}), _call(x, "cancelled")]),
+             [_raised("TimeoutError"), _raised("TimeoutError"), {"echo": {"still": "here"}},
+              {"cancelled": ["silent", "silent"]}]),
+        session_differential(s, "lab05/timeouts", _timeout_ops,
+                             _("generated sessions with timeouts",
+                               "sesiones generadas con tiempos agotados"), cases=6),
+    ]
+    run_checks(results)
+
+
+def _raised(name: str) -> Any:
+    from .core import Seen
+
+    return Seen(name, (), raised=True)
+
+
+# --------------------------------------------------------------------------- part 3
+
+
+def check_end_of_stream(make_session: Callable[..., Any]) -> None:
+    """Part 3: the server dies, every pending request fails at once; close() leaves nothing."""
+    s = make_session
+
+    def dies_with_pending(x: Any) -> Any:
+        threads, outcomes = in_threads(x, [("hold", {"n": i}, 2.5) for i in range(3)])
+        started = time.monotonic()
+        died = _call(x, "die", timeout=2.5)
+        for t in threads:
+            t.join(3.0)
+        return [died, *outcomes, time.monotonic() - started < 2.0]
+
+    def after_end(x: Any) -> Any:
+        first = _call(x, "die")
+        started = time.monotonic()
+        second = _call(x, "echo", timeout=3.0)
+        return [first, second, time.monotonic() - started < 1.0]
+
+    closed = _raised("SessionClosed")
+    results = [
+        case(_("the server dies mid-call: SessionClosed", "el servidor muere a mitad de la "
+               "llamada: SessionClosed"),
+             scenario(s, lambda x: _call(x, "die")), closed,
+             hint=_("when the reader's loop ends (EOF), fail every future in the pending "
+                    "table with SessionClosed",
+                    "cuando termina el bucle del lector (EOF), haz fallar cada future de la "
+                    "tabla de pendientes con SessionClosed")),
+        case(_("every pending request fails at once, not by timeout",
+               "todas las solicitudes pendientes fallan a la vez, no por tiempo agotado"),
+             scenario(s, dies_with_pending), [closed, closed, closed, closed, True],
+             hint=_("EOF settles all the futures waiting, right away",
+                    "el EOF resuelve todos los futures que esperan, en el acto")),
+        case(_("after the end, a request fails at once with SessionClosed",
+               "tras el final, una solicitud falla en el acto con SessionClosed"),
+             scenario(s, after_end), [closed, closed, True],
+             hint=_("remember that the session ended; a request on a dead session raises "
+                    "SessionClosed without waiting (writing may also raise BrokenPipeError: "
+                    "turn it into SessionClosed)",
+                    "recuerda que la sesión terminó; una solicitud en una sesión muerta lanza "
+                    "SessionClosed sin esperar (escribir también puede lanzar "
+                    "BrokenPipeError: conviértelo en SessionClosed)")),
+        case(_("close(): no thread of the session left, the server exits",
+               "close(): no queda ningún hilo de la sesión y el servidor termina"),
+             _leftovers(s, lambda x: _call(x, "echo")), [{"echo": {}}, None, 0, True],
+             hint=_("close() closes the server's stdin (it exits on EOF), then joins the "
+                    "reader thread, which ends when stdout ends",
+                    "close() cierra la stdin del servidor (termina con el EOF) y luego espera "
+                    "(join) al hilo lector, que acaba cuando acaba stdout")),
+        case(_("close() after the server died", "close() después de que muriera el servidor"),
+             _leftovers(s, lambda x: _call(x, "die")), [closed, None, 0, True],
+             hint=_("closing an input whose reader is gone may raise BrokenPipeError: close() "
+                    "must not fail because the server already went away",
+                    "cerrar una entrada cuyo lector ya no está puede lanzar BrokenPipeError: "
+                    "close() no debe fallar porque el servidor ya se fue")),
+        session_differential(s, "lab05/end", _end_ops,
+                             _("generated sessions that end", "sesiones generadas que terminan")),
+    ]
+    run_checks(results)
+
+
+def _leftovers(make: Callable[..., Any], body: Callable[[Any], Any]) -> Callable[[], Any]:
+    def thunk() -> Any:
+        run = None
+        try:
+            run = Run(make)
+            value = body(run.session)
+            calls = _tally.calls
+            closed, threads, exited = run.left_over()
+            run.end()
+            return _verified([value, closed, threads, exited], calls, run.summary)
+        finally:
+            if run is not None:
+                run.end()
+
+    return thunk
+
+
+# --------------------------------------------------------------------------- differential
+
+# An input is a list of operations, run in order on one session with one server:
+#   ("call", method, params)  ("notes",)  ("held", n)  ("timeout", method, params)
+#   ("die",)  (always last)
+
+
+def _params(rng: Gen) -> Any:
+    return rng.choice([None, {}, rng.json_object(), {"text": rng.text()}])
+
+
+def _requests_ops(rng: Gen) -> list[tuple]:
+    ops: list[tuple] = []
+    for _i in range(rng.randint(1, 6)):
+        roll = rng.random()
+        if roll < 0.3:
+            ops.append(("call", "echo", _params(rng)))
+        elif roll < 0.45:
+            ops.append(("call", "notify", {"count": rng.randint(0, 3)}))
+        elif roll < 0.55:
+            ops.append(("call", "error", {"code": rng.choice([-32601, -32602, -32000, 7]),
+                                          "message": rng.text()}))
+        elif roll < 0.65:
+            ops.append(("call", "stray", None))
+        elif roll < 0.8:
+            ops.append(("held", rng.randint(1, 3)))
+        else:
+            ops.append(("notes",))
+    return ops
+
+
+def _timeout_ops(rng: Gen) -> list[tuple]:
+    ops = _requests_ops(rng)[:3]
+    for _i in range(rng.randint(1, 2)):
+        at = rng.randint(0, len(ops))
+        ops.insert(at, ("timeout", rng.choice(["silent", "late"]), None))
+    ops.append(("call", "cancelled", None))
+    return ops
+
+
+def _end_ops(rng: Gen) -> list[tuple]:
+    ops = _requests_ops(rng)[:3]
+    if rng.random() < 0.5:
+        ops.append(("pending-die", rng.randint(1, 3)))
+    else:
+        ops.append(("die",))
+    ops.append(("call", "echo", _params(rng)))
+    return ops
+
+
+def _show_ops(ops: list[tuple]) -> str:
+    parts = []
+    for op in ops:
+        if op[0] == "call":
+            parts.append(f"request({op[1]!r}" + (f", {op[2]!r})" if op[2] is not None else ")"))
+        elif op[0] == "notes":
+            parts.append("notifications()")
+        elif op[0] == "held":
+            parts.append(f"{op[1]} x request('hold') + request('release')")
+        elif op[0] == "timeout":
+            parts.append(f"request({op[1]!r}, timeout={SHORT_TIMEOUT})")
+        elif op[0] == "pending-die":
+            parts.append(f"{op[1]} x request('hold') + request('die')")
+        else:
+            parts.append("request('die')")
+    return "; ".join(parts)
+
+
+def _trial(make: Callable[..., Any], ops: list[tuple]) -> list[Step]:
+    steps: list[Step] = []
+    run = None
+    try:
+        try:
+            run = Run(make)
+        except _Raised as exc:
+            return [Step("Session(stdin, stdout)", exc.what)]
+        except Blocked as exc:
+            return [Step("Session(stdin, stdout)", Seen.of(exc, raised=True))]
+        x = run.session
+        for op in ops:
+            label = _show_ops([op])
+            if op[0] == "call":
+                steps.append(Step(label, _call(x, op[1], op[2])))
+            elif op[0] == "notes":
+                steps.append(Step(label, _notes(x)))
+            elif op[0] == "held":
+                steps.append(Step(label, held_calls(x, op[1])))
+            elif op[0] == "timeout":
+                delay = {"delay": 0.3} if op[1] == "late" else None
+                steps.append(Step(label, _call(x, op[1], delay, timeout=SHORT_TIMEOUT)))
+            elif op[0] == "pending-die":
+                threads, outcomes = in_threads(x, [("hold", {"n": i}, 2.0)
+                                                   for i in range(op[1])])
+                died = _call(x, "die", timeout=2.0)
+                for t in threads:
+                    t.join(2.5)
+                steps.append(Step(label, [*outcomes, died]))
+            else:
+                steps.append(Step(label, _call(x, "die")))
+        closed, threads, exited = run.left_over()
+        steps.append(Step("close()", closed))
+        steps.append(Step(_("threads left after close()", "hilos que quedan tras close()"),
+                          threads))
+        steps.append(Step(_("the server exited after close()",
+                            "el servidor terminó tras close()"), exited))
+        run.end()
+        steps.append(Step(_("what the server received (messages by method)",
+                            "lo que recibió el servidor (mensajes por método)"),
+                          (run.summary or {}).get("received")))
+        return steps
+    finally:
+        if run is not None:
+            run.end()
+
+
+def _shrink_ops(ops: list[tuple]) -> Iterator[list[tuple]]:
+    for smaller in drop_each(ops):
+        if smaller:
+            yield smaller
+
+
+def _hint(ops: list[tuple], expected: Step | None, got: Step | None) -> str | None:
+    if expected is None or got is None:
+        return None
+    if "threads" in expected.label or "hilos" in expected.label:
+        return _("close() must end the reader thread (close stdin, then join it)",
+                 "close() debe terminar el hilo lector (cierra stdin y luego haz join)")
+    if "notifications()" in expected.label:
+        return _("notifications() returns the queued notifications in arrival order, whole "
+                 "messages, and empties the queue",
+                 "notifications() devuelve las notificaciones encoladas en orden de llegada, "
+                 "mensajes completos, y vacía la cola")
+    return None
+
+
+def session_differential(make: Callable[..., Any], key: str,
+                         generate: Callable[[Gen], list[tuple]], name: str,
+                         cases: int = 8) -> CaseResult:
+    return differential(
+        name, key=key, generate=generate, trial=_trial, reference=ReferenceSession,
+        learner=make, show=_show_ops, cases=cases, shrink=_shrink_ops, hint=_hint)

@@ -1,0 +1,156 @@
+"""Lab 05's test server: a JSON-RPC peer that behaves well or badly on request.
+
+Run as a plain script (``python -I lab05_server.py``): standard library only, so it starts
+in a few tens of milliseconds. It reads newline-delimited JSON on standard input and answers
+on standard output; what it does depends on the method of each request:
+
+==============  ==============================================================================
+``echo``        answers ``{"echo": params}``
+``notify``      sends ``params.count`` notifications (``notifications/message``), then answers
+``notify_later`` answers at once, then sends one notification a moment later (nothing waits)
+``error``       answers with the error ``params.code`` / ``params.message``
+``stray``       first sends a response for an id nobody used, then its own answer
+``hold``        is not answered until a ``release`` arrives
+``release``     waits for ``params.count`` held requests, answers them newest first, then itself
+``late``        answers after ``params.delay`` seconds (on a thread of its own)
+``silent``      is never answered
+``cancelled``   answers with the methods of the requests a ``notifications/cancelled`` named
+``die``         exits at once (status 3), answering nothing
+==============  ==============================================================================
+
+Every request id must be new, and an integer or a string, and ``params``, when present, an
+object or an array: otherwise the answer is the error -32600, so a session that reuses ids
+sees it fail. End of input ends the server.
+
+When it exits (end of input, or ``die``) it writes on standard error one line of JSON: how it
+ended and how many messages of each method it received. The checks read it, to know that the
+requests really went through the pipe.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+_out = sys.stdout.buffer
+_lock = threading.Lock()
+
+
+def send(message):
+    data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    with _lock:
+        _out.write(data)
+        _out.flush()
+
+
+def answer(request_id, result):
+    send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def fail(request_id, code, message):
+    send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+
+received = {}  # method -> how many messages named it
+
+
+def summary(how):
+    sys.stderr.write(json.dumps({"how": how, "received": received}) + "\n")
+    sys.stderr.flush()
+
+
+def main():
+    seen = {}  # id -> method
+    cancelled = []
+    held = []
+    for line in sys.stdin.buffer:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            fail(None, -32700, "parse error")
+            continue
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            fail(None, -32600, "not JSON-RPC 2.0")
+            continue
+        method = message.get("method")
+        received[str(method)] = received.get(str(method), 0) + 1
+        params = message.get("params", {})
+        if not isinstance(params, dict | list):
+            fail(message.get("id"), -32600, f"params must be an object or an array, not {params!r}")
+            continue
+        if isinstance(params, list):
+            params = {}
+        if "id" not in message:
+            if method == "notifications/cancelled" and isinstance(params, dict):
+                cancelled.append(seen.get(_key(params.get("requestId")), "unknown"))
+            continue
+        request_id = message["id"]
+        if type(request_id) not in (int, str):
+            fail(None, -32600, f"request ids are integers or strings, not {request_id!r}")
+            continue
+        if _key(request_id) in seen:
+            fail(request_id, -32600, f"id {request_id!r} was already used")
+            continue
+        seen[_key(request_id)] = method
+        if method == "echo":
+            answer(request_id, {"echo": params})
+        elif method == "notify":
+            count = params.get("count", 1)
+            for n in range(count):
+                send({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "data": f"{n + 1} of {count}"}})
+            answer(request_id, {"sent": count})
+        elif method == "notify_later":
+            answer(request_id, {})
+            threading.Timer(0.05, send, [{"jsonrpc": "2.0", "method": "notifications/message",
+                                          "params": {"level": "info", "data": "later"}}]
+                            ).start()
+        elif method == "error":
+            fail(request_id, params.get("code", -32000), params.get("message", "error"))
+        elif method == "stray":
+            answer("no-such-request", {"stray": True})
+            answer(request_id, {"ok": True})
+        elif method == "hold":
+            held.append((request_id, params))
+        elif method == "release":
+            deadline = time.monotonic() + 3
+            # The held requests may still be on their way (their callers are other threads).
+            while len(held) < params.get("count", 0) and time.monotonic() < deadline:
+                more = sys.stdin.buffer.readline()
+                if not more:
+                    return
+                extra = json.loads(more)
+                received[str(extra.get("method"))] = received.get(str(extra.get("method")), 0) + 1
+                if extra.get("method") == "hold" and "id" in extra:
+                    seen[_key(extra["id"])] = "hold"
+                    held.append((extra["id"], extra.get("params") or {}))
+            for held_id, held_params in reversed(held):
+                answer(held_id, {"held": held_params})
+            answer(request_id, {"released": len(held)})
+            held.clear()
+        elif method == "late":
+            threading.Timer(params.get("delay", 0.2), answer,
+                            [request_id, {"late": True}]).start()
+        elif method == "silent":
+            pass
+        elif method == "cancelled":
+            answer(request_id, {"cancelled": list(cancelled)})
+        elif method == "die":
+            _out.flush()
+            summary("die")
+            os._exit(3)  # at once: no pending timer holds it up
+        else:
+            fail(request_id, -32601, f"no method {method!r}")
+
+
+def _key(request_id):
+    return (type(request_id).__name__, request_id)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+        summary("eof")
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
