@@ -31,6 +31,8 @@ from .lab01 import (
 from .lab02 import check_call_tool, check_classify, check_error_for
 from .lab03 import check_dispatcher, check_serve
 from .lab04 import NOTES_SEED, check_note_resources, check_note_tools, check_notes_server
+from .lab05 import check_end_of_stream, check_requests, check_timeouts
+from .lab05 import server_command as lab05_server_command
 from .lab07 import check_discover_result, check_next_step, check_request_era, check_request_state
 from .lab08 import (
     check_notes_front,
@@ -40,8 +42,6 @@ from .lab08 import (
     modern_headers,
     notes_front_server,
 )
-from .lab05 import check_end_of_stream, check_requests, check_timeouts
-from .lab05 import server_command as lab05_server_command
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {
