@@ -18,8 +18,8 @@ HTTP          transports.http_security transports.http_headers transports.http_p
               oauth transports.http_client
 client side   session client aclient toolformats host
 package       mcpkit
-entry points  launch shell cli __main__
-course        display grading* wiretap widgets course* examples*
+entry points  launch wiretap shell cli __main__
+course        display grading* widgets course* examples*
 ============  ==========================================================================
 
 - *protocol*: bytes <-> messages (:mod:`~mcpkit.framing`), JSON-RPC kinds and errors

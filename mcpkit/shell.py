@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
+from . import wiretap
 from .client import Client, ServerError, SessionError, is_error
 from .host import ConfigError, ServerConfig
 
@@ -259,34 +258,10 @@ def _trace(server: ServerConfig, args: argparse.Namespace) -> int:
 
 
 def relay(log_path: str, command: Sequence[str]) -> int:
-    """Run ``command``, pass stdin and stdout through, and log each line that passes with
-    ``> `` (to the server) or ``< `` (from it). The bytes are written as they came."""
-    child = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    lock = threading.Lock()
-    with open(log_path, "ab") as log:
-        def pump(source: BinaryIO, sink: BinaryIO, mark: bytes) -> None:
-            for line in iter(source.readline, b""):
-                with lock:
-                    log.write(mark + line if line.endswith(b"\n") else mark + line + b"\n")
-                    log.flush()
-                try:
-                    sink.write(line)
-                    sink.flush()
-                except (BrokenPipeError, ValueError):
-                    break
-            try:
-                sink.close()
-            except OSError:
-                pass
-
-        assert child.stdin is not None and child.stdout is not None
-        upstream = threading.Thread(target=pump, args=(sys.stdin.buffer, child.stdin, b"> "),
-                                    daemon=True)
-        upstream.start()
-        pump(child.stdout, sys.stdout.buffer, b"< ")
-        code = child.wait()
-        upstream.join(1)
-    return code
+    """Run ``command`` with both streams passed through, and log each line that passes as
+    ``> line`` (to the server) or ``< line`` (from it), the bytes as they came: the relay of
+    :mod:`mcpkit.wiretap`, without its timestamps."""
+    return wiretap.relay(log_path, command, stamp=False)
 
 
 # -- config: the entry to paste into a host ------------------------------------------------

@@ -43,10 +43,11 @@ def command(log: str | Path, server_command: Sequence[str]) -> list[str]:
     return [sys.executable, "-m", "mcpkit.wiretap", str(log), "--", *server_command]
 
 
-def relay(log_path: str | Path, server_command: Sequence[str]) -> int:
+def relay(log_path: str | Path, server_command: Sequence[str], stamp: bool = True) -> int:
     """Run ``server_command``, pass stdin and stdout through, record each line that passes.
 
-    Standard error is inherited: the client reads the server's stderr as before.
+    Standard error is inherited: the client reads the server's stderr as before. Without
+    ``stamp`` a record is only ``> line`` (what ``mcpkit trace`` prints).
     """
     child = subprocess.Popen(list(server_command), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     lock = threading.Lock()
@@ -54,7 +55,9 @@ def relay(log_path: str | Path, server_command: Sequence[str]) -> int:
         def pump(source: BinaryIO, sink: BinaryIO, mark: bytes) -> None:
             for line in iter(source.readline, b""):
                 with lock:  # one record at a time, stamped when the line arrived
-                    log.write(b"%.6f %s %s" % (time.time(), mark, line))
+                    if stamp:
+                        log.write(b"%.6f " % time.time())
+                    log.write(b"%s %s" % (mark, line))
                     if not line.endswith(b"\n"):
                         log.write(b"\n")
                     log.flush()
