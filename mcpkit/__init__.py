@@ -8,7 +8,7 @@ cycles of any kind). Read a lesson's layer without anything above it.
 .. layers (bottom up)
 
 ============  ==========================================================================
-protocol      versions jsonrpc framing dispatch params
+protocol      logs versions jsonrpc framing dispatch params
 definitions   schema validation content mrtr
 server core   context registry connection
 byte pumps    transports.stdio transports.process
@@ -24,7 +24,8 @@ course        display grading* widgets course* examples*
 
 - *protocol*: bytes <-> messages (:mod:`~mcpkit.framing`), JSON-RPC kinds and errors
   (:mod:`~mcpkit.jsonrpc`), method -> handler (:mod:`~mcpkit.dispatch`), revisions and eras
-  (:mod:`~mcpkit.versions`), the shape of every request's params (:mod:`~mcpkit.params`);
+  (:mod:`~mcpkit.versions`), the shape of every request's params (:mod:`~mcpkit.params`),
+  loggers made on first use (:mod:`~mcpkit.logs`);
 - *definitions*: tool schemas from type hints, their validators, content blocks, multi
   round-trip requests;
 - *server core*: a request's :class:`~mcpkit.context.Context`, the

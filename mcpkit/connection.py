@@ -26,9 +26,7 @@ from that thread. ``send`` is serialised by a lock.
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import content as content_mod
@@ -37,6 +35,7 @@ from . import params as params_mod
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
+from .logs import LazyLogger
 from .registry import Registry
 from .versions import (
     META_CLIENT_CAPABILITIES,
@@ -46,7 +45,7 @@ from .versions import (
     META_SUBSCRIPTION_ID,
 )
 
-log = logging.getLogger("mcpkit.connection")
+log = LazyLogger("mcpkit.connection")  # see mcpkit.logs
 
 CLIENT_REQUEST_TIMEOUT_S = 120.0
 
@@ -515,13 +514,16 @@ class Connection:
         self.server._forget(self)
 
 
-@dataclass
 class _Listen:
-    wanted: dict[str, Any]
-    send: Send
+    __slots__ = ("wanted", "send")
+
+    def __init__(self, wanted: dict[str, Any], send: Send) -> None:
+        self.wanted, self.send = wanted, send
 
 
-@dataclass
 class _Waiter:
-    event: threading.Event = field(default_factory=threading.Event)
-    message: dict[str, Any] | None = None
+    __slots__ = ("event", "message")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.message: dict[str, Any] | None = None

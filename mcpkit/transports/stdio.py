@@ -8,7 +8,6 @@ and of any child it starts, land in the log, not on the wire.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from typing import Any, BinaryIO, Protocol
 
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, decoder_for, encoder_for
 from ..jsonrpc import encode_or_replace
+from ..logs import LazyLogger
 
 
 class Receiver(Protocol):
@@ -32,7 +32,7 @@ class Connectable(Protocol):
 
     def connect(self, send: Callable[[dict[str, Any]], None]) -> Receiver: ...
 
-log = logging.getLogger("mcpkit.stdio")
+log = LazyLogger("mcpkit.stdio")  # see mcpkit.logs
 
 READ_SIZE = 64 * 1024
 
