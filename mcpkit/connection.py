@@ -32,6 +32,7 @@ from typing import Any
 from . import content as content_mod
 from . import jsonrpc, mrtr, versions
 from . import params as params_mod
+from . import tasks as tasks_mod
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
@@ -406,7 +407,9 @@ class Connection:
         if result is None:
             return response
         result.setdefault("resultType", "complete")
-        if "ttlMs" in result and ("requestState" in ctx.params or "inputResponses" in ctx.params):
+        # (A task's ttlMs is how long it is kept, not a caching hint.)
+        if "ttlMs" in result and result["resultType"] != "task" and (
+                "requestState" in ctx.params or "inputResponses" in ctx.params):
             result["ttlMs"] = 0  # the result of a round trip must not be cached
         meta = result.setdefault("_meta", {})
         meta[META_SERVER_INFO] = self.server.info
@@ -460,10 +463,26 @@ class Connection:
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and "resources" in caps:
             accepted["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        task_ids = wanted.get("taskIds")
+        if isinstance(task_ids, list):
+            if not tasks_mod.client_declares(ctx.client_capabilities):
+                ctx._send(jsonrpc.error_response(
+                    ctx.request_id, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"taskIds needs the {tasks_mod.EXTENSION} extension",
+                    {"requiredCapabilities": {"extensions": {tasks_mod.EXTENSION: {}}}}))
+                return
+            accepted["taskIds"] = [t for t in task_ids if self._task_exists(t)]
         with self._state_lock:
             self.listens[ctx.request_id] = _Listen(accepted, ctx._send)
         ctx._send(jsonrpc.notification("notifications/subscriptions/acknowledged", {
             "_meta": {META_SUBSCRIPTION_ID: ctx.request_id}, "notifications": accepted}))
+
+    def _task_exists(self, task_id: Any) -> bool:
+        try:
+            self.server.tasks.get(task_id)
+        except tasks_mod.UnknownTask:
+            return False
+        return True
 
     def _end_listen(self, request_id: jsonrpc.RequestId, listen: _Listen) -> None:
         listen.send(jsonrpc.result_response(request_id, {
@@ -489,6 +508,14 @@ class Connection:
             if uri in listen.wanted.get("resourceSubscriptions", ()):
                 listen.send(jsonrpc.notification(
                     method, {"uri": uri, "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
+
+    def task_status(self, task: tasks_mod.Task) -> None:
+        """``notifications/tasks`` (the whole task, as tasks/get shows it) to the listen
+        streams that asked for this task."""
+        for listen_id, listen in list(self.listens.items()):
+            if task.id in listen.wanted.get("taskIds", ()):
+                listen.send(jsonrpc.notification("notifications/tasks", {
+                    **task.detailed(), "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
 
     # -- closing -------------------------------------------------------------------------
 

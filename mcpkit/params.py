@@ -135,7 +135,12 @@ METHOD_PARAMS: dict[str, dict[str, Field]] = {
     "logging/setLevel": {"level": req(STRING)},
     "subscriptions/listen": {"notifications": req(obj(
         toolsListChanged=opt(BOOLEAN), promptsListChanged=opt(BOOLEAN),
-        resourcesListChanged=opt(BOOLEAN), resourceSubscriptions=opt(array_of(STRING))))},
+        resourcesListChanged=opt(BOOLEAN), resourceSubscriptions=opt(array_of(STRING)),
+        taskIds=opt(array_of(STRING))))},
+    # The tasks extension (2026-07-28).
+    "tasks/get": {"taskId": req(STRING)},
+    "tasks/update": {"taskId": req(STRING), "inputResponses": req(OBJECT)},
+    "tasks/cancel": {"taskId": req(STRING)},
 }
 
 
