@@ -291,10 +291,10 @@ class _Recorder:
         event_id = self.store.append(self.stream_id, payload)
         return _with_id(event_id, payload)
 
-    def priming(self) -> bytes:
+    def priming(self, retry_ms: int) -> bytes:
         """The first event: an id and the ``retry`` hint, no data (the spec's advice, so a
         client can resume even before the first message)."""
-        return self._keep(f"retry: {SSE_RETRY_MS}\ndata: \n\n".encode())
+        return self._keep(f"retry: {retry_ms}\ndata: \n\n".encode())
 
     def event(self, message: Any) -> bytes | None:
         payload = _sse_event(message)
@@ -438,6 +438,7 @@ class McpHttpApp:
         max_sessions: int = MAX_SESSIONS,
         body_timeout_s: float = BODY_TIMEOUT_S,
         max_threads: int = 64,
+        sse_retry_ms: int = SSE_RETRY_MS,
     ) -> None:
         self.server = server
         self.path = "/" + path.strip("/")
@@ -448,6 +449,7 @@ class McpHttpApp:
         self.session_idle_timeout_s = session_idle_timeout_s
         self.max_sessions = max_sessions
         self.body_timeout_s = body_timeout_s
+        self.sse_retry_ms = sse_retry_ms
         self._sessions: dict[str, _Session] = {}
         self._streams: set[_Outbox] = set()
         # The recent events of legacy SSE streams, every session's: one bound for them all.
@@ -853,7 +855,7 @@ class McpHttpApp:
                 await _write(send, _with_id(event_id, payload))
             if recorder is not None and recorder.label == "call":
                 # (A GET stream's every event has an id: it needs no priming.)
-                await _write(send, recorder.priming())
+                await _write(send, recorder.priming(self.sse_retry_ms))
             while item is not _DISCONNECTED and item is not _END:
                 if item is _IDLE:
                     # A comment line: keeps proxies from timing the stream out, and lets
