@@ -14,10 +14,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import jsonrpc, mrtr, versions
-from . import tasks as tasks_mod
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -78,7 +80,7 @@ class Context:
         # A tools/call that may become a task (tasks extension): how to start it, and the
         # task once started. From then on the request is answered and the call runs on.
         self._start_task: Callable[[], None] | None = None
-        self.task: tasks_mod.Task | None = None
+        self.task: Task | None = None
 
     @property
     def server(self) -> Any:
