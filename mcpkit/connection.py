@@ -267,6 +267,8 @@ class Connection:
         elicitation, sampling, roots) or on cancellation. Such a handler must not run on the
         reader: the answer it waits for could only be read by the thread it blocks."""
         server = self.server
+        if method == "tasks/result":
+            return True  # (2025-11-25) it waits for the task to end
         if method == "tools/call":
             handler = server.tools.get(params["name"])
         elif method == "prompts/get":
@@ -347,9 +349,12 @@ class Connection:
         info = params.get("clientInfo")
         self.client_info = info if isinstance(info, dict) else {}
         self.initialized = True
+        capabilities = self.server.capabilities()
+        if versions.at_least(version, "2025-11-25") and self.server.offers_tasks():
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.server.capabilities(),
+            "capabilities": capabilities,
             "serverInfo": self.server.info,
         }
         if self.server.instructions:
@@ -510,8 +515,11 @@ class Connection:
                     method, {"uri": uri, "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
 
     def task_status(self, task: tasks_mod.Task) -> None:
-        """``notifications/tasks`` (the whole task, as tasks/get shows it) to the listen
-        streams that asked for this task."""
+        """A task's new status: ``notifications/tasks/status`` to the session that owns it
+        (2025-11-25), ``notifications/tasks`` (the whole task, as tasks/get shows it) to the
+        listen streams that asked for it."""
+        if task.owner is self:
+            self.send(jsonrpc.notification("notifications/tasks/status", task.legacy_info()))
         for listen_id, listen in list(self.listens.items()):
             if task.id in listen.wanted.get("taskIds", ()):
                 listen.send(jsonrpc.notification("notifications/tasks", {

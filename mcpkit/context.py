@@ -162,6 +162,8 @@ class Context:
             capability = mrtr.CAPABILITY_FOR_METHOD.get(method)
             if capability and not self.client_supports(capability):
                 raise mrtr.MissingClientCapability(capability)
+        if self.task is not None and self.era == "legacy":
+            return self._ask_for_task(requests)
         if self.task is not None:
             # A task waits for its answers: tasks/get shows the questions, tasks/update
             # brings the answers.
@@ -189,6 +191,19 @@ class Context:
         if missing:
             raise mrtr.InputRequired(missing)
         return {key: self._answers[key] for key in requests}
+
+    def _ask_for_task(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        """2025-11-25: a task asks its client directly, on the session's own stream (its
+        call was answered), each request tagged with the task; ``input_required`` meanwhile."""
+        assert self.task is not None
+        store = self.server.tasks
+        related = {"io.modelcontextprotocol/related-task": {"taskId": self.task.id}}
+        store.set_waiting(self.task, True)
+        try:
+            return {key: self.connection.request_client(method, {**params, "_meta": related})
+                    for key, (method, params) in requests.items()}
+        finally:
+            store.set_waiting(self.task, False)
 
     def _one(self, prefix: str, key: str | None, method: str, params: dict[str, Any]) -> Any:
         key = key or f"{prefix}_{next(self._asked)}"

@@ -137,10 +137,12 @@ METHOD_PARAMS: dict[str, dict[str, Field]] = {
         toolsListChanged=opt(BOOLEAN), promptsListChanged=opt(BOOLEAN),
         resourcesListChanged=opt(BOOLEAN), resourceSubscriptions=opt(array_of(STRING)),
         taskIds=opt(array_of(STRING))))},
-    # The tasks extension (2026-07-28).
+    # Tasks: the extension (2026-07-28) and 2025-11-25's experimental form.
     "tasks/get": {"taskId": req(STRING)},
     "tasks/update": {"taskId": req(STRING), "inputResponses": req(OBJECT)},
     "tasks/cancel": {"taskId": req(STRING)},
+    "tasks/result": {"taskId": req(STRING)},  # 2025-11-25
+    "tasks/list": _PAGED,  # 2025-11-25
 }
 
 

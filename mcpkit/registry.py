@@ -89,7 +89,7 @@ class Tool:
             out["annotations"] = self.annotations
         if self.icons and versions.at_least(version, "2025-11-25"):
             out["icons"] = self.icons
-        if self.task_support != "forbidden" and versions.era_of(version) == "modern":
+        if self.task_support != "forbidden" and versions.at_least(version, "2025-11-25"):
             out["execution"] = {"taskSupport": self.task_support}
         return out
 
@@ -459,11 +459,13 @@ class Registry:
         d.add_request("prompts/get", self._prompts_get)
         d.add_request("completion/complete", self._complete)
         d.add_request("logging/setLevel", self._set_level)
-        # The tasks extension (2026-07-28). Its earlier form's tasks/result and tasks/list
-        # are gone: the result comes with tasks/get, and tasks are not listed.
+        # Tasks: the extension (2026-07-28) and its earlier form (2025-11-25), whose
+        # tasks/result and tasks/list the extension dropped (-32601 there).
         d.add_request("tasks/get", self._tasks_get)
         d.add_request("tasks/update", self._tasks_update)
         d.add_request("tasks/cancel", self._tasks_cancel)
+        d.add_request("tasks/result", self._tasks_result)
+        d.add_request("tasks/list", self._tasks_list)
         return d
 
     def _discover(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -517,11 +519,8 @@ class Registry:
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}", {"name": name})
         as_task = False
-        if tool.task_support != "forbidden" and ctx.era == "modern":  # plain tools skip this
-            as_task = tasks_mod.client_declares(ctx.client_capabilities)
-            if not as_task and tool.task_support == "required":
-                raise _needs_tasks(f"Tool {name} runs only as a task: declare the "
-                                   f"{tasks_mod.EXTENSION} extension")
+        if tool.task_support != "forbidden" or "task" in params:  # plain calls skip this
+            as_task = self._as_task(tool, params, ctx)
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise InvalidParams('"arguments" must be an object')
@@ -534,8 +533,33 @@ class Registry:
                 return content_mod.error_result(text).to_dict()
             raise InvalidParams(text)
         if as_task:
-            return self._call_as_task(tool, arguments, ctx)
+            return self._call_as_task(tool, arguments, ctx, params.get("task"))
         return self._invoke(tool, arguments, ctx)
+
+    def _as_task(self, tool: Tool, params: dict[str, Any], ctx: Context) -> bool:
+        """Whether this call runs as a task, or the error for a call that must not be."""
+        if ctx.era == "modern":
+            # The server decides: a task whenever the client can take one. A 2025-11-25
+            # style params.task is ignored.
+            if tasks_mod.client_declares(ctx.client_capabilities):
+                return tool.task_support != "forbidden"
+            if tool.task_support == "required":
+                raise _needs_tasks(f"Tool {tool.name} runs only as a task: declare the "
+                                   f"{tasks_mod.EXTENSION} extension")
+            return False
+        if not versions.at_least(ctx.version, "2025-11-25"):
+            return False  # no tasks before 2025-11-25: params.task means nothing there
+        # 2025-11-25: the client asks for a task with params.task.
+        wants = isinstance(params.get("task"), dict)
+        if wants and tool.task_support == "forbidden":
+            raise JsonRpcError(jsonrpc.METHOD_NOT_FOUND,
+                               f"Tool {tool.name} does not run as a task: call it without "
+                               '"task"', {"name": tool.name})
+        if not wants and tool.task_support == "required":
+            raise JsonRpcError(jsonrpc.METHOD_NOT_FOUND,
+                               f'Tool {tool.name} runs only as a task: call it with "task"',
+                               {"name": tool.name})
+        return wants
 
     def _invoke(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         """Run a tool: its result, an ``isError`` one if it raised (protocol errors and
@@ -557,26 +581,32 @@ class Registry:
 
     # -- tasks (the io.modelcontextprotocol/tasks extension) -----------------------------
 
-    def _call_as_task(self, tool: Tool, arguments: dict[str, Any],
-                      request_ctx: Context) -> dict[str, Any]:
+    def _call_as_task(self, tool: Tool, arguments: dict[str, Any], request_ctx: Context,
+                      asked: Any = None) -> dict[str, Any]:
         """Run the tool on a thread of its own; answer with what comes first.
 
         That is the task (``resultType: "task"``) once it starts: before the tool runs, or
         when a ``defer_task`` tool calls ``ctx.start_task()``. A deferred tool may first
         ask for input (an ``input_required`` round trip) or just return: then the call is
-        answered that way, and no task is made.
+        answered that way, and no task is made. ``asked``: 2025-11-25's ``params.task``.
         """
         ctx = request_ctx._task_copy()
         handoff = _Handoff()
+        legacy = ctx.era == "legacy"
+        ttl = asked.get("ttl") if isinstance(asked, dict) else None
 
         def start() -> None:
             try:
-                task = self.tasks.create()
+                task = self.tasks.create(owner=ctx.connection if legacy else None,
+                                         ttl_ms=ttl if isinstance(ttl, int) else None)
             except tasks_mod.TooManyTasks as exc:
                 raise JsonRpcError(jsonrpc.INTERNAL_ERROR, str(exc)) from None
             ctx.cancelled = task.cancelled
             ctx.task = task  # from here on ctx.ask() waits on the task's questions
-            handoff.give(result={"resultType": "task", **task.info()})
+            if legacy:
+                handoff.give(result={"task": task.legacy_info()})
+            else:
+                handoff.give(result={"resultType": "task", **task.info()})
 
         ctx._start_task = start
         thread = threading.Thread(target=self._run_task, args=(tool, arguments, ctx, handoff),
@@ -598,26 +628,63 @@ class Registry:
             error = exc
         if ctx.task is None:  # it never became a task: the call gets this as its answer
             handoff.give(result=result, error=error)
-        elif result is not None:
-            self.tasks.complete(ctx.task, result)
-        else:
+        elif result is None:
             self.tasks.fail(ctx.task, _error_object(error))
+        elif ctx.era == "legacy" and result.get("isError"):
+            # 2025-11-25: a tool that reports an error fails its task (tasks/result still
+            # gives the result); the extension calls that completed.
+            self.tasks.complete(ctx.task, result, tasks_mod.FAILED, "the tool reported an error")
+        else:
+            self.tasks.complete(ctx.task, result)
 
     def _task_of(self, params: dict[str, Any], ctx: Context) -> tasks_mod.Task:
-        if ctx.era != "modern":
-            raise jsonrpc.MethodNotFound(ctx.method)  # the tasks extension is 2026-07-28's
-        if not tasks_mod.client_declares(ctx.client_capabilities):
+        if ctx.era == "modern" and not tasks_mod.client_declares(ctx.client_capabilities):
             raise _needs_tasks(f"{ctx.method} needs the {tasks_mod.EXTENSION} extension")
         try:
-            return self.tasks.get(params.get("taskId"))
+            task = self.tasks.get(params.get("taskId"))
+            # 2025-11-25: a session sees its own tasks only.
+            if ctx.era == "legacy" and task.owner is not ctx.connection:
+                raise tasks_mod.UnknownTask(task.id)
+            return task
         except tasks_mod.UnknownTask:
             raise InvalidParams(f"Unknown task: {params.get('taskId')} (it never existed, "
                                 "or it expired)", {"taskId": params.get("taskId")}) from None
 
     def _tasks_get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        return {"resultType": "complete", **self._task_of(params, ctx).detailed()}
+        task = self._task_of(params, ctx)
+        if ctx.era == "legacy":
+            return task.legacy_info()
+        return {"resultType": "complete", **task.detailed()}
+
+    def _tasks_result(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """2025-11-25: the call's own answer, once the task is terminal (it waits)."""
+        if ctx.era == "modern":
+            raise jsonrpc.MethodNotFound(ctx.method)  # the extension inlines it in tasks/get
+        task = self._task_of(params, ctx)
+        if not self.tasks.wait_done(task, _Handoff.TIMEOUT_S):
+            raise JsonRpcError(jsonrpc.INTERNAL_ERROR, f"task {task.id} is still running "
+                               f"after {_Handoff.TIMEOUT_S:g} s: ask again")
+        if task.error is not None:  # what the call itself would have answered
+            raise JsonRpcError(task.error["code"], task.error["message"], task.error.get("data"))
+        if task.result is None:
+            raise InvalidParams(f"task {task.id} was cancelled: it has no result",
+                                {"taskId": task.id})
+        related = {tasks_mod.RELATED_TASK: {"taskId": task.id}}
+        return {**task.result, "_meta": {**(task.result.get("_meta") or {}), **related}}
+
+    def _tasks_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """2025-11-25: the session's tasks, paged."""
+        if ctx.era == "modern":
+            raise jsonrpc.MethodNotFound(ctx.method)  # tasks are not listed in the extension
+        page, next_cursor = self._page(self.tasks.owned_by(ctx.connection), params)
+        result: dict[str, Any] = {"tasks": [task.legacy_info() for task in page]}
+        if next_cursor:
+            result["nextCursor"] = next_cursor
+        return result
 
     def _tasks_update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if ctx.era == "legacy":
+            raise jsonrpc.MethodNotFound(ctx.method)  # 2025-11-25 asks its client directly
         task = self._task_of(params, ctx)
         responses = params.get("inputResponses") or {}
         if not isinstance(responses, dict):
@@ -626,8 +693,15 @@ class Registry:
         return {}
 
     def _tasks_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        self.tasks.cancel(self._task_of(params, ctx))
-        return {}
+        task = self._task_of(params, ctx)
+        if ctx.era == "modern":
+            self.tasks.cancel(task)
+            return {}  # the extension: an empty ack, for a finished task too
+        if task.terminal:
+            raise InvalidParams(f"task {task.id} is {task.status} already: it cannot be "
+                                "cancelled", {"taskId": task.id})
+        self.tasks.cancel(task)
+        return task.legacy_info()
 
     def _tool_result(self, tool: Tool, value: Any, version: str) -> dict[str, Any]:
         if isinstance(value, content_mod.ToolResult):

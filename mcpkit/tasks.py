@@ -20,6 +20,11 @@ The life of a task is a small state machine::
 ``completed`` holds the tool's result, an ``isError`` one included (the tool ran and
 reported a problem); ``failed`` is for protocol errors (the call itself broke).
 
+The same store serves the extension's earlier form, 2025-11-25's experimental tasks, which
+a legacy client asks for with ``params.task`` on ``tools/call``: there a task belongs to
+the session that made it (``owner``), ``tasks/result`` waits for the result, ``tasks/list``
+lists the session's tasks, and a tool result with ``isError`` makes the task ``failed``.
+
 This module holds the state and nothing else: no I/O, no threads of its own. The
 :class:`TaskStore` is shared by the threads that run tasks and the ones that serve
 ``tasks/*`` requests, so every change happens under its lock, and a task thread waiting for
@@ -35,6 +40,8 @@ from collections.abc import Callable
 from typing import Any
 
 EXTENSION = "io.modelcontextprotocol/tasks"
+#: The ``_meta`` key that ties a message to its task (2025-11-25).
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 WORKING = "working"
 INPUT_REQUIRED = "input_required"
@@ -92,11 +99,13 @@ class Task:
 
     # (A plain class: a server must not pay for loading dataclasses at start-up.)
     __slots__ = ("id", "created_at", "updated_at", "ttl_ms", "poll_interval_ms", "status",
-                 "status_message", "result", "error", "pending", "answers", "cancelled")
+                 "status_message", "result", "error", "pending", "answers", "cancelled",
+                 "owner")
 
     def __init__(self, task_id: str, created_at: float, ttl_ms: int,
-                 poll_interval_ms: int) -> None:
+                 poll_interval_ms: int, owner: Any = None) -> None:
         self.id = task_id
+        self.owner = owner  # 2025-11-25: the session (connection) the task belongs to
         self.created_at = self.updated_at = created_at
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
@@ -125,6 +134,20 @@ class Task:
             "lastUpdatedAt": iso(self.updated_at),
             "ttlMs": self.ttl_ms,
             "pollIntervalMs": self.poll_interval_ms,
+        }
+        if self.status_message:
+            out["statusMessage"] = self.status_message
+        return out
+
+    def legacy_info(self) -> dict[str, Any]:
+        """The task as 2025-11-25's ``Task`` has it (``ttl``, ``pollInterval``)."""
+        out: dict[str, Any] = {
+            "taskId": self.id,
+            "status": self.status,
+            "createdAt": iso(self.created_at),
+            "lastUpdatedAt": iso(self.updated_at),
+            "ttl": self.ttl_ms,
+            "pollInterval": self.poll_interval_ms,
         }
         if self.status_message:
             out["statusMessage"] = self.status_message
@@ -171,8 +194,9 @@ class TaskStore:
 
     # -- creating and finding ---------------------------------------------------------
 
-    def create(self) -> Task:
-        """A new ``working`` task, stored before anyone can hear of its id."""
+    def create(self, owner: Any = None, ttl_ms: int | None = None) -> Task:
+        """A new ``working`` task, stored before anyone can hear of its id. ``ttl_ms``: what
+        the client asked for, at most the store's."""
         now = self.clock()
         with self._changed:
             self._purge(now)
@@ -183,7 +207,8 @@ class TaskStore:
                 del self._tasks[done.id]
             import secrets  # on first use: a server without tasks never loads it
 
-            task = Task(secrets.token_urlsafe(16), now, self.ttl_ms, self.poll_interval_ms)
+            ttl = self.ttl_ms if ttl_ms is None else max(1, min(ttl_ms, self.ttl_ms))
+            task = Task(secrets.token_urlsafe(16), now, ttl, self.poll_interval_ms, owner)
             self._tasks[task.id] = task
         return task
 
@@ -194,6 +219,13 @@ class TaskStore:
             if task is None or self._expired(task, self.clock()):
                 raise UnknownTask(task_id)
             return task
+
+    def owned_by(self, owner: Any) -> list[Task]:
+        """The live tasks of one owner, oldest first."""
+        with self._changed:
+            now = self.clock()
+            return [t for t in self._tasks.values()
+                    if t.owner is owner and not self._expired(t, now)]
 
     def _expired(self, task: Task, now: float) -> bool:
         return now >= task.created_at + task.ttl_ms / 1000
@@ -220,12 +252,15 @@ class TaskStore:
         if moved and self.on_status is not None:
             self.on_status(task)
 
-    def complete(self, task: Task, result: dict[str, Any]) -> None:
-        """The tool returned (a cancelled task keeps its status: the result is dropped)."""
+    def complete(self, task: Task, result: dict[str, Any], status: str = COMPLETED,
+                 message: str | None = None) -> None:
+        """The tool returned (a cancelled task keeps its status: the result is dropped).
+        2025-11-25 makes a tool's ``isError`` result ``failed``: pass ``status=FAILED``."""
         with self._changed:
             if not task.terminal:
                 task.result = result
-            moved = self._move(task, COMPLETED)
+                task.status_message = message
+            moved = self._move(task, status)
         self._announce(task, moved)
 
     def fail(self, task: Task, error: dict[str, Any]) -> None:
@@ -243,6 +278,24 @@ class TaskStore:
             if moved:
                 task.pending.clear()
                 task.cancelled.set()
+        self._announce(task, moved)
+
+    def wait_done(self, task: Task, timeout: float) -> bool:
+        """Wait until the task is terminal (2025-11-25's tasks/result); whether it is."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not task.terminal:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
+
+    def set_waiting(self, task: Task, waiting: bool) -> None:
+        """2025-11-25: the task asks its client directly (``input_required`` meanwhile)."""
+        with self._changed:
+            status = INPUT_REQUIRED if waiting else WORKING
+            moved = task.status != status and not task.terminal and self._move(task, status)
         self._announce(task, moved)
 
     # -- questions and answers ---------------------------------------------------------

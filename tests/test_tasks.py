@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import wait_until
+from conftest import validate, wait_until
 
 from mcpkit import Context, JsonRpcError, Server, tasks
 from mcpkit.jsonrpc import INTERNAL_ERROR
@@ -365,3 +365,116 @@ def test_listen_streams_hear_task_status(url: str) -> None:
     assert status["method"] == "notifications/tasks" and status["params"]["taskId"] == task_id
     assert status["params"]["status"] == "completed"
     assert status["params"]["result"]["content"][0]["text"] == "released"
+
+
+# -- 2025-11-25's experimental tasks, in a legacy session --------------------------------
+
+LEGACY = "2025-11-25"
+
+
+class Session:
+    """A 2025-11-25 session over raw HTTP."""
+
+    def __init__(self, url: str, caps: dict | None = None) -> None:
+        self.url = url
+        self.ids = iter(range(1, 1000))
+        r = httpx.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": caps or {},
+            "clientInfo": {"name": "t", "version": "1"}}},
+            headers={"accept": "application/json, text/event-stream"}, timeout=5)
+        self.capabilities = r.json()["result"]["capabilities"]
+        self.headers = {"accept": "application/json, text/event-stream",
+                        "mcp-session-id": r.headers["mcp-session-id"],
+                        "mcp-protocol-version": LEGACY}
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def post(self, body: dict) -> httpx.Response:
+        return httpx.post(self.url, json=body, headers=self.headers, timeout=10)
+
+    def rpc(self, method: str, params: dict | None = None) -> dict:
+        r = self.post({"jsonrpc": "2.0", "id": next(self.ids), "method": method,
+                       "params": params or {}})
+        return r.json()
+
+    def as_task(self, name: str, arguments: dict | None = None) -> str:
+        created = self.rpc("tools/call", {"name": name, "arguments": arguments or {},
+                                          "task": {"ttl": 60_000}})["result"]
+        validate(LEGACY, "CreateTaskResult", created)
+        assert created["task"]["status"] == "working" and created["task"]["ttl"] == 60_000
+        return created["task"]["taskId"]
+
+
+def test_legacy_capabilities_and_tool_execution(url: str) -> None:
+    session = Session(url)
+    assert session.capabilities["tasks"] == {"list": {}, "cancel": {},
+                                             "requests": {"tools": {"call": {}}}}
+    tools = {t["name"]: t for t in session.rpc("tools/list")["result"]["tools"]}
+    assert tools["ask_first"]["execution"] == {"taskSupport": "required"}
+    assert session.rpc("tools/call", {"name": "ask_first"})["error"]["code"] == -32601
+    assert session.rpc("tools/call", {"name": "plain", "arguments": {"text": "x"},
+                                      "task": {}})["error"]["code"] == -32601
+    assert session.rpc("tasks/update", {"taskId": "x", "inputResponses": {}})["error"][
+        "code"] == -32601  # the extension's, not 2025-11-25's
+
+
+def test_legacy_task_result_waits_and_is_the_calls_answer(url: str) -> None:
+    session = Session(url)
+    release.clear()
+    task_id = session.as_task("wait_for_release")
+    got = session.rpc("tasks/get", {"taskId": task_id})["result"]
+    validate(LEGACY, "GetTaskResult", got)
+    assert [t["taskId"] for t in session.rpc("tasks/list")["result"]["tasks"]] == [task_id]
+    assert Session(url).rpc("tasks/get", {"taskId": task_id})["error"]["code"] == -32602
+    threading.Timer(0.2, release.set).start()
+    result = session.rpc("tasks/result", {"taskId": task_id})["result"]  # waits
+    assert result["content"][0]["text"] == "released"
+    assert result["_meta"][tasks.RELATED_TASK] == {"taskId": task_id}
+    assert session.rpc("tasks/get", {"taskId": task_id})["result"]["status"] == "completed"
+    assert session.rpc("tasks/cancel", {"taskId": task_id})["error"]["code"] == -32602
+
+
+def test_legacy_failures(url: str) -> None:
+    session = Session(url)
+    tool_error = session.as_task("tool_error")
+    result = session.rpc("tasks/result", {"taskId": tool_error})["result"]
+    assert result["isError"] is True  # the answer the call would have had...
+    failed = session.rpc("tasks/get", {"taskId": tool_error})["result"]
+    assert failed["status"] == "failed" and failed["statusMessage"]  # ...and a failed task
+    broken = session.as_task("broken")
+    assert session.rpc("tasks/result", {"taskId": broken})["error"]["code"] == INTERNAL_ERROR
+    release.clear()
+    running = session.as_task("wait_for_release")
+    cancelled = session.rpc("tasks/cancel", {"taskId": running})["result"]
+    validate(LEGACY, "CancelTaskResult", cancelled)
+    assert cancelled["status"] == "cancelled"
+    assert session.rpc("tasks/result", {"taskId": running})["error"]["code"] == -32602
+
+
+def test_legacy_task_asks_on_the_session_stream(url: str) -> None:
+    session = Session(url, caps={"elicitation": {}})
+    seen: list[dict] = []
+
+    def listen() -> None:
+        with httpx.stream("GET", url, headers=session.headers, timeout=10) as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data:") or not line[5:].strip():
+                    continue
+                message = json.loads(line[5:])
+                seen.append(message)
+                if message.get("method") == "elicitation/create":
+                    session.post({"jsonrpc": "2.0", "id": message["id"], "result": {
+                        "action": "accept", "content": {"go": True}}})
+                if message.get("params", {}).get("status") == "completed":
+                    return
+
+    reader = threading.Thread(target=listen, daemon=True)
+    reader.start()
+    task_id = session.as_task("ask_first")
+    assert session.rpc("tasks/result", {"taskId": task_id})["result"]["content"][0][
+        "text"] == "go=True"
+    reader.join(5)
+    asked = next(m for m in seen if m.get("method") == "elicitation/create")
+    assert asked["params"]["_meta"][tasks.RELATED_TASK] == {"taskId": task_id}
+    statuses = [m["params"]["status"] for m in seen
+                if m.get("method") == "notifications/tasks/status"]
+    assert statuses == ["input_required", "working", "completed"]
