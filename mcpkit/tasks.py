@@ -30,6 +30,10 @@ This module holds the state and nothing else: no I/O, no threads of its own. The
 ``tasks/*`` requests, so every change happens under its lock, and a task thread waiting for
 an answer waits on the store's condition. It is bounded: a task lives ``ttl_ms`` after it
 was created, and at most ``max_tasks`` are kept (the oldest finished one makes room).
+
+Who may see a task: in 2026-07-28 a request says nothing about who sends it (mcpkit knows
+no identity behind a bearer token), so a task is found by its id alone, and the id is 128
+random bits; a 2025-11-25 task belongs to its session, and other sessions cannot see it.
 """
 
 from __future__ import annotations
