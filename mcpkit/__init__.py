@@ -9,12 +9,12 @@ cycles of any kind). Read a lesson's layer without anything above it.
 
 ============  ==========================================================================
 protocol      logs versions jsonrpc framing dispatch params
-definitions   schema validation content mrtr
+definitions   schema validation content mrtr tasks
 server core   context registry connection
 byte pumps    transports.stdio transports.process
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
-              transports.http
+              transports.sse_store transports.http
               oauth transports.http_client
 client side   session client aclient toolformats host
 package       mcpkit
@@ -27,7 +27,7 @@ course        display grading* widgets course* examples*
   (:mod:`~mcpkit.versions`), the shape of every request's params (:mod:`~mcpkit.params`),
   loggers made on first use (:mod:`~mcpkit.logs`);
 - *definitions*: tool schemas from type hints, their validators, content blocks, multi
-  round-trip requests;
+  round-trip requests, tasks (:mod:`~mcpkit.tasks`: a call that answers later);
 - *server core*: a request's :class:`~mcpkit.context.Context`, the
   :class:`~mcpkit.registry.Registry` of what a server offers and its handlers, one
   transport :class:`~mcpkit.connection.Connection`;

@@ -32,6 +32,7 @@ from typing import Any
 from . import content as content_mod
 from . import jsonrpc, mrtr, versions
 from . import params as params_mod
+from . import tasks as tasks_mod
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
@@ -266,6 +267,8 @@ class Connection:
         elicitation, sampling, roots) or on cancellation. Such a handler must not run on the
         reader: the answer it waits for could only be read by the thread it blocks."""
         server = self.server
+        if method == "tasks/result":
+            return True  # (2025-11-25) it waits for the task to end
         if method == "tools/call":
             handler = server.tools.get(params["name"])
         elif method == "prompts/get":
@@ -346,9 +349,12 @@ class Connection:
         info = params.get("clientInfo")
         self.client_info = info if isinstance(info, dict) else {}
         self.initialized = True
+        capabilities = self.server.capabilities()
+        if versions.at_least(version, "2025-11-25") and self.server.offers_tasks():
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.server.capabilities(),
+            "capabilities": capabilities,
             "serverInfo": self.server.info,
         }
         if self.server.instructions:
@@ -406,7 +412,9 @@ class Connection:
         if result is None:
             return response
         result.setdefault("resultType", "complete")
-        if "ttlMs" in result and ("requestState" in ctx.params or "inputResponses" in ctx.params):
+        # (A task's ttlMs is how long it is kept, not a caching hint.)
+        if "ttlMs" in result and result["resultType"] != "task" and (
+                "requestState" in ctx.params or "inputResponses" in ctx.params):
             result["ttlMs"] = 0  # the result of a round trip must not be cached
         meta = result.setdefault("_meta", {})
         meta[META_SERVER_INFO] = self.server.info
@@ -460,10 +468,26 @@ class Connection:
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and "resources" in caps:
             accepted["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        task_ids = wanted.get("taskIds")
+        if isinstance(task_ids, list):
+            if not tasks_mod.client_declares(ctx.client_capabilities):
+                ctx._send(jsonrpc.error_response(
+                    ctx.request_id, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"taskIds needs the {tasks_mod.EXTENSION} extension",
+                    {"requiredCapabilities": {"extensions": {tasks_mod.EXTENSION: {}}}}))
+                return
+            accepted["taskIds"] = [t for t in task_ids if self._task_exists(t)]
         with self._state_lock:
             self.listens[ctx.request_id] = _Listen(accepted, ctx._send)
         ctx._send(jsonrpc.notification("notifications/subscriptions/acknowledged", {
             "_meta": {META_SUBSCRIPTION_ID: ctx.request_id}, "notifications": accepted}))
+
+    def _task_exists(self, task_id: Any) -> bool:
+        try:
+            self.server.tasks.get(task_id)
+        except tasks_mod.UnknownTask:
+            return False
+        return True
 
     def _end_listen(self, request_id: jsonrpc.RequestId, listen: _Listen) -> None:
         listen.send(jsonrpc.result_response(request_id, {
@@ -489,6 +513,17 @@ class Connection:
             if uri in listen.wanted.get("resourceSubscriptions", ()):
                 listen.send(jsonrpc.notification(
                     method, {"uri": uri, "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
+
+    def task_status(self, task: tasks_mod.Task) -> None:
+        """A task's new status: ``notifications/tasks/status`` to the session that owns it
+        (2025-11-25), ``notifications/tasks`` (the whole task, as tasks/get shows it) to the
+        listen streams that asked for it."""
+        if task.owner is self:
+            self.send(jsonrpc.notification("notifications/tasks/status", task.legacy_info()))
+        for listen_id, listen in list(self.listens.items()):
+            if task.id in listen.wanted.get("taskIds", ()):
+                listen.send(jsonrpc.notification("notifications/tasks", {
+                    **task.detailed(), "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
 
     # -- closing -------------------------------------------------------------------------
 

@@ -74,7 +74,7 @@ def post(url: str, body: Any, headers: dict, **kw: Any) -> httpx.Response:
 
 def sse_messages(lines: Iterable[str]) -> Iterator[dict]:
     for line in lines:
-        if line.startswith("data:"):
+        if line.startswith("data:") and line[5:].strip():  # (not a priming event's)
             yield json.loads(line[5:])
 
 
