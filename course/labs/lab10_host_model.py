@@ -48,8 +48,8 @@
 # | parte | escribes | puntos |
 # | --- | --- | --- |
 # | 1 | `api_names`, `anthropic_tools`, `openai_tools`: las herramientas en los dos formatos | 3 |
-# | 2 | `call_params`, `openai_call_params`, `tool_result`, `tool_message`: llamadas y resultados | 3 |
-# | 3 | `needs_confirmation` y `run_agent`: el bucle del agente con las comprobaciones del host | 4 |
+# | 2 | `call_params`, `openai_call_params`, `tool_result` y `tool_message` | 3 |
+# | 3 | `needs_confirmation` y `run_agent`: el bucle del agente y las comprobaciones del host | 4 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
@@ -72,7 +72,7 @@
 # Las comprobaciones comparan tus funciones con `mcpkit.toolformats` sobre listas de
 # herramientas, llamadas y resultados generados; la parte 3 ejecuta tu bucle y
 # `mcpkit.agent.run_agent` contra dos procesos servidor reales detrás de un `Host` real,
-# movidos por el mismo modelo con guion sin conexión, y compara lo que vio el modelo, lo que se
+# movidos por el mismo modelo guionizado sin conexión, y compara lo que vio el modelo, lo que se
 # preguntó al usuario, lo que llegó a los servidores y el registro de auditoría.
 
 # %% tags=["setup"]
@@ -455,7 +455,7 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #      `HostError`: `"protocol-error"`, `tool_result(id, error=...)`. Un resultado con
 #      `isError` `True`: `"tool-error"`, `tool_result(id, result)`. Un resultado cuyo texto (el
 #      `block_text` de sus bloques, como en la parte 2) `looks_injected`: `"quarantined"`,
-#      `tool_result(id, error=...)` en lugar del resultado (inyección de prompt: el modelo no
+#      `tool_result(id, error=...)` en lugar del resultado (inyección de prompts: el modelo no
 #      debe leerlo). Si no, `"ok"`, `tool_result(id, result)`.
 #    - Añade `{"turn": turn, "tool": <el nombre MCP, o el que usó el modelo si es
 #      desconocido>, "arguments": <el input del bloque, o {} si no es un dict>, "outcome":
@@ -561,7 +561,7 @@ grading.check_agent_loop(run_agent)
 # usuario (`pin_tools`) y dejar de ofrecer las que hayan cambiado desde entonces. Dos cosas
 # para probar:
 #
-# - Cambia el modelo con guion por `mcpkit.agent.AnthropicModel("<un nombre de modelo>")` (con
+# - Cambia el modelo guionizado por `mcpkit.agent.AnthropicModel("<un nombre de modelo>")` (con
 #   `ANTHROPIC_API_KEY` definida) y ejecuta tu bucle de verdad. ¿Qué hace un modelo real con
 #   una llamada rechazada?
 # - `looks_injected` conoce unas cuantas formulaciones. Escribe un resultado de herramienta

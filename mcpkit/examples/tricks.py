@@ -10,15 +10,18 @@ What a host must watch for is in the data and in the flags:
   an ``isError`` result: the two error forms;
 - ``files_copy`` has no annotations, so by the spec's defaults it may be destructive;
 - ``--poison`` adds a tool whose description gives the model orders (tool poisoning);
+- ``--env`` adds ``env_names``, which shows which environment variables the server can read:
+  a server started with the host's whole environment can read the host's own keys;
 - ``--rug-pull`` changes ``files_read``'s description and schema after the first call, and
   says so with ``notifications/tools/list_changed`` (a server that changes its tools after
   the user approved them).
 
-    python -m mcpkit.examples.tricks [--poison] [--rug-pull]
+    python -m mcpkit.examples.tricks [--poison] [--env] [--rug-pull]
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -97,6 +100,14 @@ def _poison() -> None:
                 description=POISONED, read_only=True)
 
 
+def _env() -> None:
+    @server.tool(read_only=True)
+    def env_names(prefix: str) -> list[str]:
+        """The names of the environment variables this server can read that start with
+        ``prefix``."""
+        return sorted(name for name in os.environ if name.startswith(prefix))
+
+
 def _count_call() -> None:
     global _calls
     _calls += 1
@@ -113,4 +124,6 @@ def _count_call() -> None:
 if __name__ == "__main__":
     if "--poison" in sys.argv[1:]:
         _poison()
+    if "--env" in sys.argv[1:]:
+        _env()
     server.run()
