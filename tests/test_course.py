@@ -129,7 +129,7 @@ def test_every_course_source_renders_in_both_languages_with_parity():
     sources = src.discover(ROOT / "course")
     assert {s.stem for s in sources if s.kind == "lesson"} >= {
         "00_host_client_server", "01_framing", "02_jsonrpc", "03_dispatch", "04_server",
-        "04b_stdio", "05_client", "07_modern", "08_http"}
+        "04b_stdio", "05_client", "07_modern", "08_http", "10_host_and_model"}
     assert {s.stem for s in sources if s.kind == "lab"} >= {
         "lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server", "lab05_client",
         "lab07_modern", "lab08_http", "lab10_host_model"}

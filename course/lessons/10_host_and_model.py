@@ -715,7 +715,7 @@ if USE_A_REAL_MODEL:
 #
 # Has construido MCP desde los bytes: el enmarcado en una tubería (01), JSON-RPC y sus dos
 # tipos de error (02), el despacho (03), un servidor (04, 04b), un cliente con su hilo lector
-# (05), la revisión moderna sin estado (07), HTTP con streaming (08), y ahora el host que da
+# (05), la revisión moderna sin estado (07), HTTP con flujos (08), y ahora el host que da
 # la cara ante el modelo. Cada capa es un módulo de `mcpkit` lo bastante corto para leerlo de
 # una sentada: léelos.
 #
