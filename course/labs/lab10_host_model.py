@@ -257,8 +257,8 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   that is not a string is taken as it is; what comes out must be a dict.
 # - `tool_result(call_id, result=None, error=None)`: the Anthropic `tool_result` block for
 #   an MCP result, or for an `error` message (a JSON-RPC error, or a call the host refused).
-#   With an error (or no result at all, which says `"no result"`): `{"type": "tool_result",
-#   "tool_use_id": call_id, "content": [{"type": "text", "text": error}], "is_error": True}`.
+#   With an error, or no result at all: `{"type": "tool_result", "tool_use_id": call_id,
+#   "content": [{"type": "text", "text": error or "no result"}], "is_error": True}`.
 #   With a result: its content blocks (only the dicts; if there are none and it has
 #   `structuredContent`, one text block with `json.dumps(structuredContent,
 #   ensure_ascii=False)`), an `image` block becoming `{"type": "image", "source": {"type":
@@ -267,7 +267,7 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   only when `result["isError"] is True`.
 # - `tool_message(call_id, result=None, error=None)`: the OpenAI `{"role": "tool",
 #   "tool_call_id": call_id, "content": text}`. This format has no error flag, so an error is
-#   said in words: `"Error: " + error` (or `"Error: no result"`); a result is the
+#   said in words: `"Error: " + (error or "no result")`; a result is the
 #   `block_text` of its blocks (chosen as above) joined with `"\n"`, with `"Error: "` before
 #   it when `isError` is `True`.
 
@@ -288,9 +288,9 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   excepción); un valor que no es una cadena se toma tal cual; lo que sale debe ser un dict.
 # - `tool_result(call_id, result=None, error=None)`: el bloque `tool_result` de Anthropic
 #   para un resultado MCP, o para un mensaje `error` (un error JSON-RPC, o una llamada que el
-#   host rechazó). Con un error (o sin resultado alguno, que dice `"no result"`):
-#   `{"type": "tool_result", "tool_use_id": call_id, "content": [{"type": "text", "text":
-#   error}], "is_error": True}`. Con un resultado: sus bloques de contenido (solo los dicts;
+#   host rechazó). Con un error, o sin resultado alguno: `{"type": "tool_result",
+#   "tool_use_id": call_id, "content": [{"type": "text", "text": error or "no result"}],
+#   "is_error": True}`. Con un resultado: sus bloques de contenido (solo los dicts;
 #   si no hay ninguno y tiene `structuredContent`, un bloque de texto con
 #   `json.dumps(structuredContent, ensure_ascii=False)`), donde un bloque `image` pasa a
 #   `{"type": "image", "source": {"type": "base64", "media_type": <su mimeType, o
@@ -298,7 +298,7 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   "text": block_text(block)}`; y `"is_error": True` solo cuando `result["isError"] is True`.
 # - `tool_message(call_id, result=None, error=None)`: el `{"role": "tool", "tool_call_id":
 #   call_id, "content": texto}` de OpenAI. Este formato no tiene marca de error, así que un
-#   error se dice con palabras: `"Error: " + error` (o `"Error: no result"`); un resultado es
+#   error se dice con palabras: `"Error: " + (error or "no result")`; un resultado es
 #   el `block_text` de sus bloques (elegidos como arriba) unidos con `"\n"`, con `"Error: "`
 #   delante cuando `isError` es `True`.
 
@@ -499,10 +499,12 @@ def run_agent(host, model, task, allow, confirm, max_turns=6):
 def host_checks(host, block, names, by_mcp, confirm):
     call_id = str(block.get("id", ""))
     params, error = call_params(block, names)
-    if params is None and str(block.get("name", "")) not in names.values():
-        return "unknown", tool_result(call_id, error=error), str(block.get("name", ""))
+    used = str(block.get("name", ""))
+    to_mcp = {api: mcp for mcp, api in names.items()}
+    if params is None and used not in to_mcp:
+        return "unknown", tool_result(call_id, error=error), used
     if params is None:
-        return "invalid", tool_result(call_id, error=error), str(block.get("name", ""))
+        return "invalid", tool_result(call_id, error=error), to_mcp[used]
     name, arguments = params["name"], params["arguments"]
     tool = by_mcp[name]
     problems = compile_schema(tool.get("inputSchema") or {"type": "object"})(arguments)

@@ -277,7 +277,7 @@ print(toolformats.result_to_text({"structuredContent": {"path": "notes/plan.md",
 # una son unas pocas líneas de `mcpkit/agent.py`:
 #
 # 1. **Filtrar** lo que ve el modelo. No todas las herramientas de todos los servidores
-#    pintan algo en cada conversación: `offered_tools(tools, allow)` se queda con las que
+#    vienen al caso en cada conversación: `offered_tools(tools, allow)` se queda con las que
 #    acepta el `allow(tool)` del usuario (y, como muestra la sección 5, quita las
 #    sospechosas). Una herramienta que no se le mostró al modelo no se puede llamar: una
 #    llamada a ella es `unknown`.
@@ -715,8 +715,8 @@ if USE_A_REAL_MODEL:
 #
 # Has construido MCP desde los bytes: el enmarcado en una tubería (01), JSON-RPC y sus dos
 # tipos de error (02), el despacho (03), un servidor (04, 04b), un cliente con su hilo lector
-# (05), la revisión moderna sin estado (07), HTTP con flujos (08), y ahora el host que da
-# la cara ante el modelo. Cada capa es un módulo de `mcpkit` lo bastante corto para leerlo de
+# (05), la revisión moderna sin estado (07), HTTP con flujos (08), y ahora el host que está
+# frente al modelo. Cada capa es un módulo de `mcpkit` lo bastante corto para leerlo de
 # una sentada: léelos.
 #
 # A partir de aquí:
