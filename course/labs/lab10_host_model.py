@@ -200,6 +200,11 @@ def api_names(names):
     ### END SOLUTION
 
 
+# [en] Two helpers, to use or not: the tools a model may be offered (not those that must run
+# [en] as a task), and a tool's schema the way both APIs want it.
+# [es] Dos ayudas, para usarlas o no: las herramientas que se pueden ofrecer a un modelo (no
+# [es] las que deben ejecutarse como tarea) y el esquema de una herramienta como lo quieren
+# [es] las dos API.
 def model_tools(tools):
     ### BEGIN SOLUTION
     return [t for t in tools if (t.get("execution") or {}).get("taskSupport") != "required"]
@@ -303,6 +308,11 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   delante cuando `isError` es `True`.
 
 # %%
+# [en] Helpers, to use or not: (params, error) for the API name and the arguments a model sent
+# [en] (for both formats), and the content blocks of a result as the rules above choose them.
+# [es] Ayudas, para usarlas o no: (params, error) para el nombre de la API y los argumentos que
+# [es] envió un modelo (para los dos formatos), y los bloques de contenido de un resultado tal
+# [es] como los eligen las reglas de arriba.
 def to_mcp_params(name, arguments, names):
     ### BEGIN SOLUTION
     to_mcp = {api: mcp for mcp, api in names.items()}
@@ -424,6 +434,9 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #      unknown>, "arguments": <the block's input, or {} if it is not a dict>, "outcome":
 #      outcome}` to `audit`.
 # 4. Append one `{"role": "user", "content": [the tool results, in order]}` and go on.
+#
+# A helper for step 3 (one call through the checks) keeps `run_agent` short: write it in the
+# same cell.
 
 # %% [markdown] lang="es"
 # ## Parte 3 · El bucle del agente, con las comprobaciones del host
@@ -461,6 +474,9 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #      desconocido>, "arguments": <el input del bloque, o {} si no es un dict>, "outcome":
 #      outcome}` a `audit`.
 # 4. Añade un `{"role": "user", "content": [los resultados, en orden]}` y sigue.
+#
+# Una función auxiliar para el paso 3 (una llamada a través de las comprobaciones) mantiene
+# corto `run_agent`: escríbela en la misma celda.
 
 # %%
 def needs_confirmation(tool):
