@@ -113,6 +113,7 @@ print([t["name"] for t in host.tools()])
 #   `tools=[{"type": "function", "function": {"name", "description", "parameters"}}]`.
 #
 # The schema passes through untouched: JSON Schema is what both sides already speak.
+# `Host.anthropic_tools()` and `Host.openai_tools()` convert the whole merged list.
 
 # %% [markdown] lang="es"
 # ## 1. La lista de herramientas, en el formato del modelo
@@ -128,11 +129,14 @@ print([t["name"] for t in host.tools()])
 #   "parameters"}}]`.
 #
 # El esquema pasa sin tocarlo: JSON Schema es lo que ya hablan los dos lados.
+# `Host.anthropic_tools()` y `Host.openai_tools()` convierten la lista combinada entera.
 
 # %%
 search = next(t for t in host.tools() if t["name"] == "notes_search")
 print(json.dumps(toolformats.anthropic_tools([search]), indent=1))
-print(json.dumps(toolformats.openai_tools([search])[0]["function"]["name"]))
+function_tool = toolformats.openai_tools([search])[0]
+print(function_tool["type"], sorted(function_tool["function"]))
+print(len(host.anthropic_tools()), len(host.openai_tools()))  # the whole merged list
 
 # %% [markdown] lang="en"
 # Names need care. An MCP tool name may be up to 128 characters and hold `.` and `/`
