@@ -579,9 +579,8 @@ print([(e["tool"], e["outcome"]) for e in run.audit])
 #   su propio `token` (o `tokenEnv`); el host nunca reenvía el token de un servidor a otro,
 #   nunca lo pone en los argumentos de una herramienta ni en lo que ve el modelo. Por su
 #   parte, un servidor MCP debe aceptar solo tokens emitidos para él, y no debe pasar el token
-#   del cliente a las API a las que llama (la especificación prohíbe este *reenvío de tokens*
-#   (token passthrough): permitiría a cualquiera con un token de un servicio actuar sobre
-#   otro).
+#   del cliente a las API a las que llama (la especificación prohíbe este *reenvío de
+#   tokens*, porque permitiría a cualquiera con un token de un servicio actuar sobre otro).
 # - **Un servidor stdio hereda el entorno del host** salvo que se le diga otra cosa, clave del
 #   modelo incluida. `files --env` muestra lo que puede leer un servidor:
 
@@ -696,9 +695,10 @@ if USE_A_REAL_MODEL:
 # ## 7. Where next
 #
 # You have built MCP from the bytes up: framing on a pipe (01), JSON-RPC and its two kinds of
-# error (02), dispatch (03), a server (04, 04b), a client with its reader thread (05), the
-# modern stateless revision (07), streamable HTTP (08), and now the host that faces the
-# model. Every layer is a module of `mcpkit` short enough to read in one sitting: read them.
+# error (02), dispatch (03), a server (04, 04b), a client with its reader thread (05), many
+# servers behind one host (06), the modern stateless revision (07), streamable HTTP (08),
+# real servers and the official SDKs (09), and now the host that faces the model. Every
+# layer is a module of `mcpkit` short enough to read in one sitting: read them.
 #
 # From here:
 #
@@ -719,9 +719,10 @@ if USE_A_REAL_MODEL:
 #
 # Has construido MCP desde los bytes: el enmarcado en una tubería (01), JSON-RPC y sus dos
 # tipos de error (02), el despacho (03), un servidor (04, 04b), un cliente con su hilo lector
-# (05), la revisión moderna sin estado (07), HTTP con flujos (08), y ahora el host que está
-# frente al modelo. Cada capa es un módulo de `mcpkit` lo bastante corto para leerlo de
-# una sentada: léelos.
+# (05), muchos servidores detrás de un host (06), la revisión moderna sin estado (07), HTTP con
+# flujos (08), servidores reales y los SDK oficiales (09), y ahora el host que está frente al
+# modelo. Cada capa es un módulo de `mcpkit` lo bastante corto para leerlo de una sentada:
+# léelos.
 #
 # A partir de aquí:
 #
