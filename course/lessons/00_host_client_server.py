@@ -317,7 +317,7 @@ tool_result
 # | 07 | modern MCP: stateless requests and discovery | `versions.py` |
 # | 08 | streamable HTTP | `transports/http.py` |
 # | 09 | the real world: reference servers and official SDKs | |
-# | 10 | host and model: the agent loop | |
+# | 10 | host and model: the agent loop | `toolformats.py`, `agent.py` |
 #
 # Every module is short enough to read in one sitting. When a lesson says "`mcpkit` does
 # this", open the file and check.
@@ -339,7 +339,7 @@ tool_result
 # | 07 | MCP moderno: solicitudes sin estado y descubrimiento | `versions.py` |
 # | 08 | HTTP con streaming (streamable HTTP) | `transports/http.py` |
 # | 09 | el mundo real: servidores de referencia y SDK oficiales | |
-# | 10 | host y modelo: el bucle del agente | |
+# | 10 | host y modelo: el bucle del agente | `toolformats.py`, `agent.py` |
 #
 # Cada módulo es lo bastante corto para leerlo de una sentada. Cuando una lección diga
 # "`mcpkit` hace esto", abre el archivo y compruébalo.

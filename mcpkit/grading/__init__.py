@@ -8,7 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
-from . import lab01, lab02, lab03, lab04, lab05, lab07, lab08
+from . import lab01, lab02, lab03, lab04, lab05, lab07, lab08, lab10
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -42,6 +42,7 @@ from .lab08 import (
     modern_headers,
     notes_front_server,
 )
+from .lab10 import check_agent_loop, check_calls_and_results, check_tool_formats
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {
@@ -52,6 +53,7 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab07_modern": lab07.OFF_LIMITS,
     "lab08_http": lab08.OFF_LIMITS,
     "lab05_client": lab05.OFF_LIMITS,
+    "lab10_host_model": lab10.OFF_LIMITS,
 }
 
 __all__ = [
@@ -67,7 +69,9 @@ __all__ = [
     "http_outcome",
     "modern_headers",
     "notes_front_server",
+    "check_agent_loop",
     "check_call_tool",
+    "check_calls_and_results",
     "check_classify",
     "check_content_length_decoder",
     "check_discover_result",
@@ -89,6 +93,7 @@ __all__ = [
     "check_serve",
     "check_setup",
     "check_timeouts",
+    "check_tool_formats",
     "get_language",
     "lab05_server_command",
     "predicate",
