@@ -27,6 +27,7 @@ from conftest import wait_until as wait_for
 
 from mcpkit import Context, Server
 from mcpkit.examples import everything
+from mcpkit.transports import http as http_module
 from mcpkit.transports.http import SESSION_BACKLOG, HttpServerThread, _Session
 from mcpkit.transports.http_headers import decode_header_value, encode_header_value
 
@@ -348,9 +349,12 @@ def sometimes_slow() -> str:
     return "done"
 
 
-def test_a_quick_tool_runs_on_the_loop_until_it_is_slow_then_on_threads() -> None:
+def test_a_quick_tool_runs_on_the_loop_until_it_is_slow_then_on_threads(monkeypatch) -> None:
     """A handler that always answered fast runs inline; once it takes long it goes back to
     the executor for good, so slow calls then run side by side (the barrier needs three)."""
+    # "Fast" is 2 ms, which a loaded machine's scheduler alone can exceed: 0.1 s here, still
+    # well under the slow call's 0.5 s.
+    monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)
     with HttpServerThread(moody) as served:
         for _ in range(3):
             assert text_of(call(served.url, "sometimes_slow").json()) == "done"

@@ -228,8 +228,10 @@ class _Outbox:
 
     async def get(self, timeout: float | None = None) -> Any:
         """The next item, or ``_IDLE`` after ``timeout`` seconds without one."""
-        # One pending get() survives a timeout: cancelling it could drop an item (3.11).
         if self._getter is None:
+            if not self._queue.empty():  # the common case in a stream: no task, no timer
+                return self._queue.get_nowait()
+            # One pending get() survives a timeout: cancelling it could drop an item (3.11).
             self._getter = asyncio.ensure_future(self._queue.get())
         done, _ = await asyncio.wait({self._getter}, timeout=timeout)
         if not done:
@@ -850,6 +852,7 @@ class McpHttpApp:
         first (a resumed stream's)."""
         await _start_sse(send)
         item = first
+        ended = False  # the last event went out with the end of the body, in one write
         try:
             for event_id, payload in missed:
                 await _write(send, _with_id(event_id, payload))
@@ -866,9 +869,12 @@ class McpHttpApp:
                         break
                 elif item is not None:
                     event = _sse_event(item) if recorder is None else recorder.event(item)
+                    final = is_final(item)
                     if event is not None:
-                        await _write(send, event)
-                    if is_final(item):
+                        await send({"type": "http.response.body", "body": event,
+                                    "more_body": not final})
+                        ended = final
+                    if final:
                         if recorder is not None:
                             recorder.finish()
                         return item
@@ -877,7 +883,8 @@ class McpHttpApp:
             item = _DISCONNECTED
         finally:
             try:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                if not ended:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
             except OSError:
                 pass  # the client is gone: nothing left to end
         if recorder is not None and recorder.label == "call" and item is not _END:
