@@ -39,8 +39,9 @@ OFF_LIMITS: dict[str, set[str]] = {
 SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab06_server.py")
 POLICIES = ("prefix", "prefix-on-collision", "first-wins", "reject")
 #: How long a supervisor may take to bring a killed server back (it sleeps for no time).
-RESTART_WAIT = 3.0
-CLOSE_GRACE = 2.0
+RESTART_WAIT = 2.0
+#: How long close() may take, and the threads and processes it ends after it returned.
+CLOSE_GRACE = 1.0
 
 
 def server_command(log: str | None = None) -> list[str]:
@@ -403,7 +404,7 @@ def check_namespace(make: Callable[..., Any]) -> None:
         case(_("reject: a colliding update raises and changes nothing",
                "reject: una actualización que choca lanza y no cambia nada"),
              *both([("new", ["files", "web"], "reject"), files, web, ("tools",),
-                    ("route", "search")]),
+                    ("route", "search"), ("update", "files", ["read"]), ("tools",)]),
              hint=_("merge into new tables first; keep them only if the merge did not raise",
                     "fusiona primero en tablas nuevas; quédatelas solo si la fusión no lanzó")),
         differential(
@@ -776,7 +777,7 @@ class Rig:
     def close(self) -> list[Any]:
         """Close the supervisor: [what close() did, threads left, children left]."""
         self.released.set()
-        closed = bounded(self.supervisor.close, CLOSE_GRACE + 1.0)
+        closed = bounded(self.supervisor.close, CLOSE_GRACE + 0.5)
         deadline = time.monotonic() + CLOSE_GRACE
         threads: set[threading.Thread] = set()
         kids: set[int] = set()
