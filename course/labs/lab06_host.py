@@ -365,7 +365,7 @@ grading.check_namespace(Namespace)
 # - `success()`: the streak is over: `self.failures = 0`.
 
 # %% [markdown] lang="es"
-# ## Parte 3 · Cuánto esperar: espera exponencial (backoff), con tope y variación aleatoria
+# ## Parte 3 · Cuánto esperar: retroceso (backoff) exponencial, con tope y variación aleatoria
 #
 # Un servidor que murió se vuelve a arrancar, pero no en el acto ni a ritmo fijo: tras el
 # `n`-ésimo fallo seguido, el host espera `base * factor ** (n - 1)` segundos (0.5, 1, 2, 4,
@@ -570,7 +570,7 @@ class Supervisor:
 # Try it with a real server and a real (short) backoff: kill it, and watch it come back.
 
 # %% [markdown] lang="es"
-# Pruébalo con un servidor real y un backoff real (corto): mátalo y mira cómo vuelve.
+# Pruébalo con un servidor real y un retroceso real (corto): mátalo y mira cómo vuelve.
 
 # %%
 import os  # noqa: E402

@@ -852,7 +852,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
     ok_end = [None, 0, 0]  # close() returned None; no thread, no child process left
     results = [
         case(_("a killed server is started again, after the backoff's delay",
-               "un servidor al que matan se arranca de nuevo, tras el tiempo del backoff"),
+               "un servidor al que matan se arranca de nuevo, tras la espera del retroceso"),
              rigged(make, lambda rig: _kill_and_return(rig, 1)),
              [True, True, [True], ["failure"], True, [], *ok_end],
              hint=_("a thread waits for the process to exit (process.wait()), counts the "
