@@ -265,7 +265,8 @@ grading.check_merge(merge)
 # - `route(name)`: `(server, original name)` for an exposed name, or raise
 #   `UnknownTool(message, name)`.
 #
-# You may use your `merge` from part 1.
+# `_merge(lists)` is a helper for both: merge `lists` (`{server: tools}`) and, if that did not
+# raise, keep them and the result. You may use your `merge` from part 1.
 
 # %% [markdown] lang="es"
 # ## Parte 2 · Enrutar, y fusionar otra vez cuando cambia una lista
@@ -287,7 +288,8 @@ grading.check_merge(merge)
 # - `route(name)`: `(servidor, nombre original)` para un nombre expuesto, o lanza
 #   `UnknownTool(mensaje, nombre)`.
 #
-# Puedes usar tu `merge` de la parte 1.
+# `_merge(lists)` es una ayuda para los dos: fusiona `lists` (`{servidor: herramientas}`) y, si
+# eso no lanzó, guárdalas junto con el resultado. Puedes usar tu `merge` de la parte 1.
 
 # %%
 class Namespace:
@@ -313,12 +315,12 @@ class Namespace:
         self._merge(lists)
         ### END SOLUTION
 
-    ### BEGIN SOLUTION
     def _merge(self, lists):
+        ### BEGIN SOLUTION
         ordered = {s: lists[s] for s in self.order if s in lists}
         merged, routes, _hidden = merge(ordered, self.policy, self.separator)
         self.lists, self.merged, self.routes = lists, merged, routes
-    ### END SOLUTION
+        ### END SOLUTION
 
     def tools(self):
         ### BEGIN SOLUTION
@@ -453,8 +455,10 @@ grading.check_backoff(Backoff)
 # - `close()`: stop watching, stop the server, join the thread. Nothing may be left: no
 #   thread, no process (not even a zombie).
 #
-# Use `backoff` only through `failure()` and `success()`: the checks give you their own, which
-# records the calls (part 3 is graded apart).
+# Three helpers give the work a shape: `_attempt()` (one start; true if the server answers),
+# `_failed()` (one failure: count it, tell the user if need be, sleep) and `_watch()` (the
+# thread's loop). Use `backoff` only through `failure()`, `success()` and `failures`: the
+# checks give you their own, which records the calls (part 3 is graded apart).
 
 # %% [markdown] lang="es"
 # ## Parte 4 · Un supervisor que devuelve a la vida un servidor muerto
@@ -482,8 +486,10 @@ grading.check_backoff(Backoff)
 # - `close()`: deja de vigilar, detén el servidor y espera al hilo (join). No puede quedar nada:
 #   ni hilos ni procesos (ni siquiera un zombi).
 #
-# Usa `backoff` solo mediante `failure()` y `success()`: las comprobaciones te dan el suyo, que
-# anota las llamadas (la parte 3 se califica aparte).
+# Tres ayudas le dan forma al trabajo: `_attempt()` (un arranque; verdadero si el servidor
+# responde), `_failed()` (un fallo: contarlo, avisar al usuario si toca y dormir) y `_watch()`
+# (el bucle del hilo). Usa `backoff` solo mediante `failure()`, `success()` y `failures`:
+# las comprobaciones te dan el suyo, que anota las llamadas (la parte 3 se califica aparte).
 
 # %%
 class Supervisor:
@@ -505,8 +511,8 @@ class Supervisor:
         self.thread = None
         ### END SOLUTION
 
-    ### BEGIN SOLUTION
     def _attempt(self):
+        ### BEGIN SOLUTION
         try:
             process = spawn(self.command)
         except OSError:
@@ -521,14 +527,18 @@ class Supervisor:
             self.process, self.pid = process, process.pid
             self.started_at = self.clock()
         return True
+        ### END SOLUTION
 
     def _failed(self):
+        ### BEGIN SOLUTION
         delay, notice = self.backoff.failure()
         if notice:
             self.notify(f"{self.name}: {self.backoff.failures} failures in a row")
         self.sleep(delay)
+        ### END SOLUTION
 
     def _watch(self):
+        ### BEGIN SOLUTION
         while not self.stopping.is_set():
             process = self.process
             if process is None:
@@ -544,7 +554,7 @@ class Supervisor:
             stop(process)
             with self.lock:
                 self.process, self.pid = None, None
-    ### END SOLUTION
+        ### END SOLUTION
 
     def start(self):
         ### BEGIN SOLUTION

@@ -1,0 +1,294 @@
+"""The course notebooks under nbval, the way learners and instructors run them.
+
+- every lesson and every solution passes ``pytest --nbval`` (strict: outputs compared);
+- every unfilled lab fails, in its graded cells, saying the code is not written yet;
+- a lab filled with the solution passes; filled with a plausible wrong answer (a fixture per
+  lab under tests/fixtures/course/) it fails in the intended graded cell with the intended
+  message, in both languages;
+- ``grade`` turns a folder of three learners (right, wrong, tampered) into the expected CSV,
+  and no attempt to game it (a fixture per kind) earns a point.
+
+nbval runs in subprocesses (two at a time) over many notebooks at once: one kernel start per
+notebook is the cost that matters, not pytest's.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbval")
+pytest.importorskip("nbclient")
+
+from mcpkit.course import build as course_build  # noqa: E402
+from mcpkit.course import grade as course_grade  # noqa: E402
+from mcpkit.course import source as src  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "course"
+LABS = ["lab06_host"]
+LESSONS = ["06_many_servers"]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@dataclass
+class Wrong:
+    """A plausible wrong answer: exercise code, and how the lab must fail with it."""
+
+    overrides: dict[int, str]
+    graded_fails: list[int]
+    expect: dict[str, list[str]] = field(default_factory=dict)
+
+
+def load_wrong(lab: str) -> Wrong:
+    """Read tests/fixtures/course/<lab>.wrong.py.
+
+    Header comments: ``# graded-fails: N`` (1-based graded cells that must fail) and
+    ``# expect-<lang>: text`` (text their report must contain). Then ``# %% exercise N``
+    sections replace the code of the N-th exercise cell; the others get the solution.
+    """
+    text = (FIXTURES / f"{lab}.wrong.py").read_text(encoding="utf-8")
+    head, *sections = re.split(r"^# %% exercise (\d+)\n", text, flags=re.MULTILINE)
+    wrong = Wrong({int(n): code.strip("\n") for n, code in zip(sections[::2], sections[1::2],
+                                                               strict=True)}, [])
+    for line in head.splitlines():
+        if m := re.match(r"# graded-fails: (.*)", line):
+            wrong.graded_fails = [int(n) for n in m.group(1).split(",")]
+        elif m := re.match(r"# expect-(\w+): (.*)", line):
+            wrong.expect.setdefault(m.group(1), []).append(m.group(2))
+    return wrong
+
+
+def tags(cell) -> list[str]:
+    return cell.metadata.get("tags", [])
+
+
+def fill(lab: str, lang: str, overrides: dict[int, str] | None = None):
+    """The lab as a learner would hand it in: exercises filled with the solution's code,
+    except those in ``overrides`` (exercise number -> code)."""
+    nb = nbformat.read(ROOT / "labs" / lang / f"{lab}.ipynb", as_version=4)
+    solution = {c.id: c for c in nbformat.read(ROOT / "solutions" / lang / f"{lab}.ipynb",
+                                               as_version=4).cells}
+    exercises = [c for c in nb.cells if "exercise" in tags(c)]
+    for number, cell in enumerate(exercises, 1):
+        cell.source = (overrides or {}).get(number, solution[cell.id].source)
+    return nb
+
+
+def graded_indexes(nb) -> list[int]:
+    """nbval's "Cell N" of each graded cell (N counts code cells from 0)."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return [i for i, c in enumerate(code) if "graded" in tags(c)]
+
+
+def code_cell_count(path: Path) -> int:
+    return sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
+
+
+def start_nbval(files: list[str], rootdir: Path, junit: Path, ipdir: str, lax: bool):
+    return subprocess.Popen(
+        course_grade.nbval_args(files, junit, rootdir=rootdir, lax=lax,
+                                ini=junit.with_suffix(".ini"),
+                                sanitize=ROOT / "course" / "sanitize.cfg"),
+        cwd=rootdir, env=course_grade.nbval_env(ipdir),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def outcomes(results, file: str) -> dict[int, tuple[str, str]]:
+    return {index: value for (f, index), value in results.items() if f == file}
+
+
+# --------------------------------------------------------------------------- one nbval pass
+
+
+@pytest.fixture(scope="module")
+def nbval_results(tmp_path_factory):
+    """Run nbval once over everything, as two parallel subprocesses:
+
+    1. strict ``--nbval`` over the committed lessons, solutions and (unfilled) labs;
+    2. ``--nbval-lax`` (what learners and the grader use) over labs filled with the solution
+       or with each wrong fixture, in both languages.
+    """
+    work = tmp_path_factory.mktemp("nbval")
+    committed = [f"{tree}/{lang}/{stem}.ipynb"
+                 for tree, stems in (("notebooks", LESSONS), ("solutions", LABS), ("labs", LABS))
+                 for lang in src.LANGS for stem in stems]
+    filled = []
+    for lab in LABS:
+        wrong = load_wrong(lab)
+        for lang in src.LANGS:
+            for kind, overrides in (("right", None), ("wrong", wrong.overrides)):
+                name = f"{kind}-{lang}/{lab}.ipynb"
+                (work / name).parent.mkdir(exist_ok=True)
+                nbformat.write(fill(lab, lang, overrides), work / name)
+                filled.append(name)
+    with course_build.ipython_dir(ROOT) as ipdir:
+        procs = [
+            start_nbval(committed, ROOT, work / "committed.xml", ipdir, lax=False),
+            start_nbval(filled, work, work / "filled.xml", ipdir, lax=True),
+        ]
+        for proc in procs:
+            proc.wait(timeout=900)
+        results = course_grade.parse_junit(work / "committed.xml")
+        results.update(course_grade.parse_junit(work / "filled.xml"))
+        assert results, "nbval produced no report"
+
+        # A kernel that dies or never starts (a port race on a loaded machine) is not a
+        # failure of the notebook: those notebooks get one more run, on their own.
+        troubled = course_grade.kernel_troubles(results)
+        for name, files, rootdir, lax in (("committed", committed, ROOT, False),
+                                          ("filled", filled, work, True)):
+            def run(again, junit, rootdir=rootdir, lax=lax):
+                start_nbval(again, rootdir, junit, ipdir, lax).wait(timeout=900)
+
+            course_grade.rerun(results, troubled & set(files), work / f"retry-{name}.xml", run)
+    return results
+
+
+@pytest.mark.parametrize("tree, stem", [("notebooks", s) for s in LESSONS]
+                         + [("solutions", s) for s in LABS])
+@pytest.mark.parametrize("lang", src.LANGS)
+def test_lessons_and_solutions_pass_strict_nbval(nbval_results, tree, stem, lang):
+    file = f"{tree}/{lang}/{stem}.ipynb"
+    cells = outcomes(nbval_results, file)
+    assert len(cells) == code_cell_count(ROOT / file), "nbval did not run every cell"
+    failed = {i: text for i, (outcome, text) in cells.items() if outcome != "passed"}
+    assert failed == {}
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("lang", src.LANGS)
+def test_unfilled_labs_fail_in_every_graded_cell(nbval_results, lab, lang):
+    file = f"labs/{lang}/{lab}.ipynb"
+    cells = outcomes(nbval_results, file)
+    graded = graded_indexes(nbformat.read(ROOT / file, as_version=4))
+    assert graded
+    not_yet = "not implemented yet" if lang == "en" else "todavía sin implementar"
+    for index in graded:
+        outcome, text = cells[index]
+        assert outcome == "failure", index
+        assert re.search(r"✗ 0/\d+ ", text) and not_yet in text, text
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("lang", src.LANGS)
+def test_labs_filled_with_the_solution_pass(nbval_results, lab, lang):
+    cells = outcomes(nbval_results, f"right-{lang}/{lab}.ipynb")
+    assert cells and all(outcome == "passed" for outcome, _text in cells.values()), cells
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("lang", src.LANGS)
+def test_labs_filled_with_a_wrong_answer_fail_with_the_intended_message(nbval_results, lab,
+                                                                        lang):
+    wrong = load_wrong(lab)
+    cells = outcomes(nbval_results, f"wrong-{lang}/{lab}.ipynb")
+    graded = graded_indexes(fill(lab, lang))
+    failing = [n for n, index in enumerate(graded, 1) if cells[index][0] != "passed"]
+    assert failing == wrong.graded_fails
+    for n in wrong.graded_fails:
+        text = cells[graded[n - 1]][1]
+        for expected in wrong.expect.get(lang, []):
+            assert expected in text, text
+    assert wrong.expect.get(lang), f"the fixture for {lab} has no expect-{lang} lines"
+
+
+# --------------------------------------------------------------------------- grading a class
+
+
+def test_grade_a_class_of_right_wrong_and_tampered_submissions(tmp_path):
+    """alice: lab01 right (en) and lab02 right (es); bob: lab01 wrong; carol: lab01 wrong,
+    with one graded cell rewritten to print a passing line (output saved) and one deleted."""
+    subs = tmp_path / "submissions"
+    for learner in ("alice", "bob", "carol"):
+        (subs / learner).mkdir(parents=True)
+    nbformat.write(fill("lab01_framing", "en"), subs / "alice" / "lab01_framing.ipynb")
+    nbformat.write(fill("lab02_jsonrpc", "es"), subs / "alice" / "lab02_jsonrpc.ipynb")
+    wrong = load_wrong("lab01_framing").overrides
+    nbformat.write(fill("lab01_framing", "en", wrong), subs / "bob" / "lab01_framing.ipynb")
+    carol = fill("lab01_framing", "en", wrong)
+    graded = [c for c in carol.cells if "graded" in tags(c)]
+    fake = next(c for c in graded if c.id == graded[2].id)
+    fake.source = 'print("✓ 15/15 checks passed")'  # its saved output already says so
+    carol.cells.remove(graded[3])
+    nbformat.write(carol, subs / "carol" / "lab01_framing.ipynb")
+    (subs / "carol" / "notes.ipynb").write_text("{}")  # not a lab: ignored
+
+    out = tmp_path / "grades.csv"
+    junit = tmp_path / "grades.junit.xml"
+    rows = course_grade.grade(subs, root=ROOT, junit=junit, seed=3)
+    course_grade.write_csv(rows, out)
+    assert out.read_text() == (FIXTURES / "grades.expected.csv").read_text()
+
+    report = junit.read_text(encoding="utf-8")
+    assert 'name="carol/lab01_framing"' in report
+    assert "lab01_framing-16 [failed: " in report
+    assert "✗ a UTF-8 character split across reads" in report
+    with out.open() as f:
+        assert [r["status"] for r in csv.DictReader(f)] == [
+            "passed", "passed", "failed", "missing", "failed", "missing"]
+
+
+def test_grade_command_line(tmp_path):
+    subs = tmp_path / "class"
+    (subs / "dora").mkdir(parents=True)
+    nbformat.write(fill("lab03_dispatch", "es"), subs / "dora" / "lab03_dispatch.ipynb")
+    exe = shutil.which("mcpkit-course")
+    command = [exe] if exe else [sys.executable, "-m", "mcpkit.course.cli"]
+    done = subprocess.run([*command, "grade", str(subs), "--out", str(tmp_path / "g.csv")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "g.csv").read_text().splitlines()
+    assert lines[0] == ",".join(course_grade.CSV_FIELDS)
+    assert lines[1].startswith("dora,lab03_dispatch,es,passed,24,24,10.00,10,0,")
+    assert (tmp_path / "g.junit.xml").exists()
+
+
+def test_gaming_class_grading_earns_nothing(tmp_path):
+    """Every gaming fixture is graded beside the same exercise code without the gaming; the
+    gamed part scores zero (or exactly what the honest code scores), the others full marks."""
+    from course_fixtures import gaming_fixtures, honest
+    from course_fixtures import notebook as fixture_notebook
+
+    subs = tmp_path / "class"
+    fixtures = gaming_fixtures()
+    assert len(fixtures) >= 12
+    for fixture in fixtures:
+        lang = fixture.options.get("notebook", "en")
+        for learner, version in ((fixture.name, fixture), (f"{fixture.name}-honest",
+                                                            honest(fixture))):
+            (subs / learner).mkdir(parents=True)
+            nbformat.write(fixture_notebook(version, lang), subs / learner / f"{fixture.lab}.ipynb")
+    rows = course_grade.grade(subs, root=ROOT, junit=tmp_path / "g.xml", timeout=20, seed=11)
+    by_learner = {(r.learner, r.lab): r for r in rows if r.graded}
+    for fixture in fixtures:
+        row = by_learner[(fixture.name, fixture.lab)]
+        baseline = by_learner[(f"{fixture.name}-honest", fixture.lab)]
+        for n, (part, plain) in enumerate(zip(row.graded, baseline.graded, strict=True), 1):
+            if n in fixture.zero:
+                assert part.passed == 0, (fixture.name, n, part)
+            elif n in fixture.same_as_honest:
+                assert part.passed == plain.passed < part.total, (fixture.name, n, part)
+            else:
+                assert part.passed == part.total, (fixture.name, n, part)
+        assert row.points <= baseline.points, fixture.name
+    statuses = {f.name: by_learner[(f.name, f.lab)] for f in fixtures}
+    loop = statuses["lab01_framing.endless-loop.gaming"]
+    assert [g.status for g in loop.graded] == ["passed", "passed", "timeout", "passed"]
+    assert "lab01_framing-16 timeout" in loop.as_csv()["problems"]
+    assert statuses["lab01_framing.exit.gaming"].graded[2].status == "crashed"
+    flagged = statuses["lab01_framing.exercise-patches-grader.gaming"]
+    assert flagged.status == "flagged" and flagged.points == 0
+    assert any("the grader" in p for g in flagged.graded for p in g.problems)
+    report = (tmp_path / "g.xml").read_text(encoding="utf-8")
+    assert "timeout: killed after 20 s" in report and 'value="11"' in report
