@@ -151,12 +151,12 @@ SERVER = grading.lab06_server_command()
 #
 # The exposed name, by policy (the same four as `mcpkit.host`):
 #
-# | policy | exposed name | who does this |
+# | policy | exposed name | who does this (lesson 06) |
 # | --- | --- | --- |
-# | `"prefix"` | always `server + separator + name` | VS Code (and Claude Desktop, in effect) |
+# | `"prefix"` | always `server + separator + name` | Claude Desktop, VS Code |
 # | `"prefix-on-collision"` | the prefixed name for a name that **two or more servers** offer; the plain name otherwise | mcpkit's default |
 # | `"first-wins"` | the plain name; a later server's tool with a name already taken is hidden | the silent override, made visible |
-# | `"reject"` | the plain name; a name already taken by **another server** raises `NameCollision(message, name, (first, second))` | Cursor (it refuses the second server) |
+# | `"reject"` | the plain name; a name already taken by **another server** raises `NameCollision(message, name, (first, second))` | Cursor |
 #
 # Two more rules hold under every policy. If an exposed name is already taken (a server listing
 # the same name twice, or a prefixed name that happens to equal another: `a` + `b__c` and
@@ -182,12 +182,12 @@ SERVER = grading.lab06_server_command()
 #
 # El nombre expuesto, según la política (las mismas cuatro de `mcpkit.host`):
 #
-# | política | nombre expuesto | quién lo hace |
+# | política | nombre expuesto | quién lo hace (lección 06) |
 # | --- | --- | --- |
-# | `"prefix"` | siempre `servidor + separador + nombre` | VS Code (y, en la práctica, Claude Desktop) |
+# | `"prefix"` | siempre `servidor + separador + nombre` | Claude Desktop, VS Code |
 # | `"prefix-on-collision"` | el nombre con prefijo para un nombre que ofrecen **dos o más servidores**; el nombre simple en otro caso | la opción por defecto de mcpkit |
 # | `"first-wins"` | el nombre simple; la herramienta de un servidor posterior con un nombre ya ocupado queda oculta | la sobrescritura silenciosa, hecha visible |
-# | `"reject"` | el nombre simple; un nombre ya ocupado por **otro servidor** lanza `NameCollision(mensaje, nombre, (primero, segundo))` | Cursor (rechaza el segundo servidor) |
+# | `"reject"` | el nombre simple; un nombre ya ocupado por **otro servidor** lanza `NameCollision(mensaje, nombre, (primero, segundo))` | Cursor |
 #
 # Dos reglas más valen con cualquier política. Si un nombre expuesto ya está ocupado (un
 # servidor que enumera el mismo nombre dos veces, o un nombre con prefijo que resulta igual a

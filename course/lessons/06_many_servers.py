@@ -251,6 +251,7 @@ config = {"mcpServers": {
 started = time.monotonic()
 host = Host(config).start(timeout=1.5)
 waited = time.monotonic() - started
+host.wait_ready(["files", "web"], timeout=10)  # on a busy machine they may need a moment more
 print({name: status.state for name, status in host.status().items()
        if name != "stuck"}, host.status()["stuck"].state in ("starting", "restarting"))
 print(waited < 5)
@@ -328,7 +329,7 @@ except NameCollision as exc:
 #   `a__b__c`. The merge checks the *exposed* name against the names already taken, so the
 #   second is hidden with a warning rather than routed to the wrong server.
 # - **Length and characters.** MCP tool names should stay within 128 characters, and model
-#   APIs are stricter still (letters, digits, `_` and `-`, at most 64). A prefix eats into that;
+#   APIs are often stricter still (letters, digits, `_` and `-`, at most 64). A prefix eats into that;
 #   `mcpkit.toolformats` maps names to what a model accepts, and back (lesson 10).
 
 # %% [markdown] lang="es"
@@ -338,8 +339,8 @@ except NameCollision as exc:
 #   `a__b__c`. La fusión compara el nombre *expuesto* con los nombres ya ocupados, así que el
 #   segundo queda oculto con un aviso en lugar de dirigirse al servidor equivocado.
 # - **Longitud y caracteres.** Los nombres de herramienta de MCP deberían quedarse en 128
-#   caracteres, y las API de los modelos son aún más estrictas (letras, dígitos, `_` y `-`,
-#   como mucho 64). Un prefijo se come parte de eso; `mcpkit.toolformats` traduce los nombres a
+#   caracteres, y las API de los modelos suelen ser aún más estrictas (letras, dígitos, `_` y
+#   `-`, como mucho 64). Un prefijo se come parte de eso; `mcpkit.toolformats` traduce los nombres a
 #   lo que acepta un modelo, y de vuelta (lección 10).
 
 # %%
