@@ -186,6 +186,17 @@ def _outcome(fn: Callable[..., Any], *args: Any) -> Any:
         return _error_view(exc)
 
 
+def _done(fn: Callable[..., Any], *args: Any) -> Any:
+    """A call made for its effect: None, or the error it raised (what it returns is free)."""
+    try:
+        fn(*args)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        return _error_view(exc)
+    return None
+
+
 def _show_servers(servers: dict[str, list[dict[str, Any]]]) -> str:
     return "{" + ", ".join(f"{s!r}: {[t.get('name') for t in tools]}"
                            for s, tools in servers.items()) + "}"
@@ -433,9 +444,9 @@ def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
             continue
         if op[0] == "update":
             tools = [{"name": n, "description": f"{op[1]}: {n}"} for n in op[2]]
-            steps.append(Step(label, _outcome(ns.update, op[1], tools)))
+            steps.append(Step(label, _done(ns.update, op[1], tools)))
         elif op[0] == "remove":
-            steps.append(Step(label, _outcome(ns.remove, op[1])))
+            steps.append(Step(label, _done(ns.remove, op[1])))
         elif op[0] == "tools":
             steps.append(Step(label, _outcome(_names, ns)))
         else:
@@ -592,7 +603,7 @@ def _backoff_trial(cls: Any, x: tuple) -> list[Step]:
             got = _outcome(policy.delay, op[1])
             steps.append(Step(f"delay({op[1]})", _rounded(got)))
             continue
-        got = _outcome(getattr(policy, op[0]))
+        got = _done(policy.success) if op[0] == "success" else _outcome(policy.failure)
         failures = _outcome(getattr, policy, "failures")
         steps.append(Step(f"{op[0]}()", [_rounded(got), failures]))
     return steps
