@@ -71,6 +71,9 @@ import timeit
 from collections import Counter
 from pathlib import Path
 
+import ipywidgets
+from IPython.display import display
+
 from mcpkit import grading
 from mcpkit.host import (
     Backoff,
@@ -676,8 +679,9 @@ host.close()
 # People do run hosts with dozens of servers. What does it cost? Start 100 real servers (the
 # notes server of lesson 04, 4 tools each) under one host, and measure: the wall time until
 # all are ready, their memory, the size of the merged namespace, a lookup in the routing
-# table, and a real call. The numbers are your machine's (this cell's stored output is not
-# compared); the cell after it keeps only what does not depend on the machine.
+# table, and a real call. The numbers are your machine's, so they appear live in an output
+# box and are never saved with the notebook; the cell after it keeps only what does not
+# depend on the machine.
 #
 # (It takes a few seconds and about 2 GB of memory on Linux; memory is read from `/proc`, so
 # it shows 0 elsewhere.)
@@ -689,8 +693,8 @@ host.close()
 # (el servidor de notas de la lección 04, con 4 herramientas cada uno) bajo un host y mide: el
 # tiempo hasta que todos están listos, su memoria, el tamaño del espacio de nombres
 # fusionado, una búsqueda en la tabla de enrutamiento y una llamada real. Las cifras son de tu
-# máquina (la salida guardada de esta celda no se compara); la celda siguiente conserva solo lo
-# que no depende de la máquina.
+# máquina, así que aparecen en vivo en un recuadro de salida y nunca se guardan con el
+# cuaderno; la celda siguiente conserva solo lo que no depende de la máquina.
 #
 # (Tarda unos segundos y usa unos 2 GB de memoria en Linux; la memoria se lee de `/proc`, así
 # que en otros sistemas sale 0.)
@@ -723,10 +727,16 @@ started = time.perf_counter()
 for i in range(100):
     crowd.call_tool(f"notes{i}__notes_list")
 call = (time.perf_counter() - started) / 100
-print(f"ready={ready}  wall={wall:.2f} s")
-print(f"memory={memory:,.0f} MiB  per_server={memory / 100:.1f} MiB")
-print(f"tools={len(names)}")
-print(f"route()={lookup * 1e9:.0f} ns  tools/call={call * 1e6:.0f} µs")
+# [en] Shown live in an output widget, never stored: the numbers are this machine's.
+# [es] Se muestra en vivo en un widget de salida, nunca se guarda: las cifras son de esta
+# [es] máquina.
+measured = ipywidgets.Output()
+display(measured)
+with measured:
+    print(f"ready={ready}  wall={wall:.2f} s")
+    print(f"memory={memory:,.0f} MiB  per_server={memory / 100:.1f} MiB")
+    print(f"tools={len(names)}")
+    print(f"route()={lookup * 1e9:.0f} ns  tools/call={call * 1e6:.0f} µs")
 
 # %% [markdown] lang="en"
 # What holds on any machine:
@@ -825,7 +835,10 @@ def by_bisect(server):
 
 scan = min(timeit.repeat(lambda: by_scan("notes57"), number=2000, repeat=3)) / 2000
 cut = min(timeit.repeat(lambda: by_bisect("notes57"), number=2000, repeat=3)) / 2000
-print(f"scan={scan * 1e6:.1f} µs  bisect={cut * 1e6:.2f} µs  route()={lookup * 1e9:.0f} ns")
+prefix_costs = ipywidgets.Output()
+display(prefix_costs)
+with prefix_costs:
+    print(f"scan={scan * 1e6:.1f} µs  bisect={cut * 1e6:.2f} µs  route()={lookup * 1e9:.0f} ns")
 
 # %%
 print(sorted(by_scan("notes57")) == by_bisect("notes57"), by_bisect("notes57"))
