@@ -40,8 +40,10 @@ SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab06_
 POLICIES = ("prefix", "prefix-on-collision", "first-wins", "reject")
 #: How long a supervisor may take to bring a killed server back (it sleeps for no time).
 RESTART_WAIT = 2.0
-#: How long close() may take, and the threads and processes it ends after it returned.
+#: How long close() may take (a correct one takes milliseconds: closing stdin ends the test
+#: server at once), and then the threads and processes it ended, to be gone.
 CLOSE_GRACE = 1.0
+GONE_GRACE = 0.5
 
 
 def server_command(log: str | None = None) -> list[str]:
@@ -788,8 +790,8 @@ class Rig:
     def close(self) -> list[Any]:
         """Close the supervisor: [what close() did, threads left, children left]."""
         self.released.set()
-        closed = bounded(self.supervisor.close, CLOSE_GRACE + 0.5)
-        deadline = time.monotonic() + CLOSE_GRACE
+        closed = bounded(self.supervisor.close, CLOSE_GRACE)
+        deadline = time.monotonic() + GONE_GRACE
         threads: set[threading.Thread] = set()
         kids: set[int] = set()
         while time.monotonic() < deadline:
