@@ -123,12 +123,15 @@ class Connection:
 
     # -- receiving -----------------------------------------------------------------------
 
-    def receive(self, message: Any, reply: Send | None = None) -> None:
+    def receive(self, message: Any, reply: Send | None = None, *,
+                may_block: bool = False) -> None:
         """Handle one decoded message (or a :class:`FramingError` from the decoder).
 
         ``reply`` is where this message's response and request-scoped notifications go
         (progress, log messages, a listen stream); by default the connection's ``send``.
-        HTTP gives each POST its own.
+        HTTP gives each POST its own. ``may_block``: the caller's thread may wait as long as
+        the handler does (HTTP's executor, for a 2026-07-28 request), so a handler that
+        takes a Context runs right here rather than on a thread started for it.
         """
         reply = reply or self.send
         try:
@@ -146,7 +149,7 @@ class Connection:
                 reply(jsonrpc.error_response_from(jsonrpc.request_id_of(message), exc))
                 return
             if kind == "request":
-                self._on_request(message, reply)
+                self._on_request(message, reply, may_block)
             elif kind == "notification":
                 self._on_notification(message)
             else:
@@ -224,7 +227,7 @@ class Connection:
         if listen is not None and respond:
             self._end_listen(request_id, listen)
 
-    def _on_request(self, message: dict[str, Any], reply: Send) -> None:
+    def _on_request(self, message: dict[str, Any], reply: Send, may_block: bool = False) -> None:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params") or {}
@@ -257,10 +260,28 @@ class Connection:
         ctx.cancelled = threading.Event()
         with self._state_lock:
             self.in_flight[request_id] = ctx
+        if may_block and ctx.era == "modern":
+            # A modern request waits on nothing this connection could receive later (no
+            # requests to the client; cancellation comes from the transport): no thread.
+            self._serve_on_thread(ctx)
+            return
         thread = threading.Thread(target=self._serve_on_thread, args=(ctx,), daemon=True,
                                   name=f"mcpkit-call-{request_id}")
         self._threads.add(thread)
         thread.start()
+
+    def may_wait(self, message: Any) -> bool:
+        """Whether a request not checked yet names a handler that takes a Context (see
+        :meth:`_may_wait`); False for anything malformed, which is answered at once."""
+        if not isinstance(message, dict):
+            return False
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return False
+        key = "uri" if message.get("method") == "resources/read" else "name"
+        if not isinstance(params.get(key), str):
+            return False
+        return self._may_wait(message["method"], params)
 
     def _may_wait(self, method: str, params: dict[str, Any]) -> bool:
         """Whether a request's handler takes a Context, so it may wait on the client (legacy
@@ -366,7 +387,8 @@ class Connection:
         ctx._send(self._run(ctx))
 
     def _serve_on_thread(self, ctx: Context) -> None:
-        """Run one request on its own thread: it may be cancelled, and is tracked till done."""
+        """Run one request that may wait, on its own thread (or a caller's that may block):
+        it may be cancelled, and is tracked till done."""
         try:
             response = self._run(ctx)
         except Exception:  # a bug: the caller still gets its one answer

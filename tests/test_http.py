@@ -706,3 +706,34 @@ def _answers(url: str) -> bool:
         return post(url, *modern("server/discover")).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_a_modern_context_tool_runs_on_the_executor_and_can_still_be_cancelled() -> None:
+    """2026-07-28: a tool that takes a Context runs on the executor's thread (no thread is
+    started for it), and closing its stream still cancels it."""
+    threads = Server("where", "1")
+    seen: dict[str, Any] = {}
+
+    @threads.tool
+    def where(ctx: Context) -> str:
+        """Name the thread this runs on."""
+        return threading.current_thread().name
+
+    @threads.tool
+    def wait(ctx: Context) -> str:
+        """Wait until cancelled."""
+        seen["cancelled"] = ctx.cancelled.wait(10)
+        return "done"
+
+    with HttpServerThread(threads) as served:
+        assert text_of(call(served.url, "where").json()).startswith("mcpkit-http")
+        body, headers = modern("tools/call", {"name": "wait", "arguments": {}})
+        payload = json.dumps(body).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+            sock.sendall(f"POST {served.app.path} HTTP/1.1\r\nHost: 127.0.0.1:{served.port}"
+                         f"\r\n{head}Content-Length: {len(payload)}\r\n\r\n".encode()
+                         + payload)
+            time.sleep(0.3)  # the tool is waiting now; closing the connection cancels it
+        assert wait_for(lambda: "cancelled" in seen, 5)
+        assert seen["cancelled"] is True

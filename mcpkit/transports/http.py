@@ -382,9 +382,10 @@ class _QuickHandlers:
     by method and tool or prompt name, runs on the executor until it has answered within
     :data:`INLINE_BUDGET_S`; from then on it runs inline; the first time it takes longer it
     goes back to the executor for good. (A handler that waits on the client, or for
-    cancellation, takes a Context and runs on a thread of its own either way: handing it
-    that thread is what takes no time.) This is a speed-up that costs reading: without it,
-    everything would simply go to the executor.
+    cancellation, takes a Context: in a legacy session it runs on a thread of its own either
+    way, and handing it that thread is what takes no time; a 2026-07-28 request's runs on
+    the executor's thread, which may wait.) This is a speed-up that costs reading: without
+    it, everything would simply go to the executor.
     """
 
     def __init__(self, server: Server) -> None:
@@ -800,7 +801,11 @@ class McpHttpApp:
         key = self._quick.key(message)
         first = _IDLE
         reply = reply or outbox.put
-        if self._quick.inline(key):
+        if modern and connection.may_wait(message):
+            # A handler that takes a Context runs on the executor's thread, which may wait
+            # (starting a thread for it would cost more than the rest of the request).
+            self._spawn(_receive, connection, message, reply, self._quick, None, True)
+        elif self._quick.inline(key):
             _receive(connection, message, reply, self._quick, key)
             first = outbox.ready()
         else:
@@ -964,12 +969,13 @@ class McpHttpApp:
 
 
 def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None],
-             quick: _QuickHandlers, key: tuple[str, str | None] | None) -> None:
+             quick: _QuickHandlers, key: tuple[str, str | None] | None,
+             may_block: bool = False) -> None:
     """``connection.receive``, timed for :class:`_QuickHandlers`: a bug must not leave the
     client waiting."""
     started = time.perf_counter()
     try:
-        connection.receive(message, reply)
+        connection.receive(message, reply, may_block=may_block)
     except Exception:
         log.exception("the server failed on %s", message.get("method"))
         reply(jsonrpc.error_response(message.get("id"), jsonrpc.INTERNAL_ERROR,
