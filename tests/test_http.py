@@ -737,3 +737,42 @@ def test_a_modern_context_tool_runs_on_the_executor_and_can_still_be_cancelled()
             time.sleep(0.3)  # the tool is waiting now; closing the connection cancels it
         assert wait_for(lambda: "cancelled" in seen, 5)
         assert seen["cancelled"] is True
+
+
+def test_a_quick_tool_slow_once_runs_inline_again_after_quick_answers(monkeypatch) -> None:
+    """One pause (a garbage collection, a busy machine) sends a quick tool to the executor;
+    answering quickly there PROMOTE_AFTER times in a row brings it back, and a tool that
+    stays slow stays on the executor."""
+    monkeypatch.setattr(http_module, "PROMOTE_AFTER", 5)
+    hiccups = Server("hiccups", "1")
+    pause = {"hiccup": 0.0, "slow": 0.05}
+
+    @hiccups.tool
+    def hiccup() -> str:
+        """Usually instant."""
+        time.sleep(pause["hiccup"])
+        return "ok"
+
+    @hiccups.tool
+    def slow() -> str:
+        """Always blocks."""
+        time.sleep(pause["slow"])
+        return "ok"
+
+    with HttpServerThread(hiccups) as served:
+        quick = served.app._quick
+        for _ in range(3):
+            call(served.url, "hiccup")
+        assert quick.inline(("tools/call", "hiccup"))
+        pause["hiccup"] = 0.05
+        call(served.url, "hiccup")
+        pause["hiccup"] = 0.0
+        assert not quick.inline(("tools/call", "hiccup"))
+        for _ in range(4):
+            call(served.url, "hiccup")
+        assert not quick.inline(("tools/call", "hiccup"))  # four quick answers: not yet
+        call(served.url, "hiccup")
+        assert quick.inline(("tools/call", "hiccup"))
+        for _ in range(12):
+            assert text_of(call(served.url, "slow").json()) == "ok"
+        assert not quick.inline(("tools/call", "slow"))

@@ -102,6 +102,9 @@ BODY_TIMEOUT_S = 30.0
 SSE_RETRY_MS = 1000
 #: Handlers that answer within this many seconds every time run on the event loop.
 INLINE_BUDGET_S = 0.002
+#: Quick answers in a row on the executor that bring a handler back inline (see
+#: :class:`_QuickHandlers`), doubled after each demotion.
+PROMOTE_AFTER = 100
 #: uvicorn's HTTP protocol with mcpkit's deadlines: the C parser when httptools is there.
 PROTOCOL = "mcpkit.transports.http_protocol:" + (
     "FastHeadDeadlineProtocol" if importlib.util.find_spec("httptools") else "HeadDeadlineProtocol")
@@ -381,16 +384,24 @@ class _QuickHandlers:
     must not run on the loop, where it would stall every other client. So a handler, known
     by method and tool or prompt name, runs on the executor until it has answered within
     :data:`INLINE_BUDGET_S`; from then on it runs inline; the first time it takes longer it
-    goes back to the executor for good. (A handler that waits on the client, or for
-    cancellation, takes a Context: in a legacy session it runs on a thread of its own either
-    way, and handing it that thread is what takes no time; a 2026-07-28 request's runs on
-    the executor's thread, which may wait.) This is a speed-up that costs reading: without
-    it, everything would simply go to the executor.
+    goes back to the executor. A pause of the whole process (a garbage collection, a busy
+    machine) makes a quick handler look slow once, so a handler sent back earns its place
+    on the loop again by answering quickly :data:`PROMOTE_AFTER` times in a row on the
+    executor, and twice as many times after each further demotion; a handler that really
+    blocks is slow on the executor too, and stays there. (A handler that waits on the
+    client, or for cancellation, takes a Context: in a legacy session it runs on a thread
+    of its own either way, and handing it that thread is what takes no time; a 2026-07-28
+    request's runs on the executor's thread, which may wait.) This is a speed-up that
+    costs reading: without it, everything would simply go to the executor.
     """
 
     def __init__(self, server: Server) -> None:
         self._server = server
         self._quick: dict[tuple[str, str | None], bool] = {}
+        # For handlers sent back to the executor: quick answers in a row since, and how
+        # many it takes to run inline again.
+        self._streak: dict[tuple[str, str | None], int] = {}
+        self._needed: dict[tuple[str, str | None], int] = {}
 
     def key(self, message: Any) -> tuple[str, str | None] | None:
         if not isinstance(message, dict):
@@ -408,13 +419,26 @@ class _QuickHandlers:
     def record(self, key: tuple[str, str | None] | None, seconds: float) -> None:
         if key is None:
             return
+        quick = self._quick.get(key)
         if seconds <= INLINE_BUDGET_S:
-            self._quick.setdefault(key, True)
-        elif self._quick.get(key, True):
-            if self._quick.get(key):
-                log.info("%s %s took %.1f ms on the event loop: it runs on the executor from "
-                         "now on", key[0], key[1] or "", seconds * 1000)
+            if quick is None:
+                self._quick[key] = True
+            elif not quick:
+                streak = self._streak[key] = self._streak.get(key, 0) + 1
+                if streak >= self._needed[key]:
+                    self._quick[key] = True
+                    log.info("%s %s answers quickly again: it runs inline", *key)
+            return
+        if quick is not False:
+            if quick:
+                log.info("%s %s took %.1f ms on the event loop: it runs on the executor",
+                         key[0], key[1] or "", seconds * 1000)
+                needed = self._needed.get(key)
+                self._needed[key] = PROMOTE_AFTER if needed is None else needed * 2
+            else:
+                self._needed[key] = PROMOTE_AFTER
             self._quick[key] = False
+        self._streak[key] = 0
 
 
 # -- the application -------------------------------------------------------------------
