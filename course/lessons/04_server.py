@@ -846,7 +846,8 @@ notes.reset()
 # - Resources have URIs; templates like `notes://{id}` stand for many; an unknown one is
 #   -32002 in the legacy era. Prompts are message templates the user picks.
 # - Capabilities list only what the server has; `resources/subscribe` plus
-#   `notifications/resources/updated` tell a client when a resource changes.
+#   `notifications/resources/updated` tell a client when a resource changes; `ping`, from
+#   either side, checks that a quiet connection still works.
 #
 # **Lab 04** (`labs/en/lab04_server.ipynb`): build the notes server yourself. Next,
 # **lesson 04b** (`04b_stdio.ipynb`): the server on a pipe, byte by byte and in widgets.
@@ -868,7 +869,8 @@ notes.reset()
 #   desconocido es -32002 en la era heredada. Los prompts son plantillas de mensajes que elige
 #   el usuario.
 # - Las capacidades enumeran solo lo que tiene el servidor; `resources/subscribe` más
-#   `notifications/resources/updated` le avisan a un cliente cuando cambia un recurso.
+#   `notifications/resources/updated` le avisan a un cliente cuando cambia un recurso; `ping`,
+#   desde cualquiera de los lados, comprueba que una conexión callada sigue funcionando.
 #
 # **Laboratorio 04** (`labs/es/lab04_server.ipynb`): construye tú el servidor de notas. Después,
 # la **lección 04b** (`04b_stdio.ipynb`): el servidor en una tubería, byte a byte y en
