@@ -141,6 +141,49 @@ def test_every_course_source_renders_in_both_languages_with_parity():
             src.check_parity(per_lang, s.stem)
 
 
+SEED_IDS = ("A1", "A2", "A3", "B1", "C1", "C2", "C3", "C4", "C5", "D1", "D2", "D3", "D4", "D5")
+# Lessons written on other branches: the table cites them as `<stem>-??` until they merge.
+PENDING_STEMS = {"06_many_servers", "lab06_host", "09_real_world", "lab09_real_world"}
+SEED_HEADINGS = ("## Where the source material's exercises and concepts live",
+                 "## Dónde viven los ejercicios y conceptos del material de origen")
+
+
+def _seed_section(heading: str) -> str:
+    text = (ROOT / "course" / "README.md").read_text(encoding="utf-8")
+    start = text.index(heading)
+    end = text.find("\n## ", start)
+    return text[start:] if end == -1 else text[start:end]
+
+
+def _cited_cells(section: str) -> list[tuple[str, str]]:
+    return re.findall(r"`([0-9a-z_]+)-([0-9]{2}|\?\?)`", section)
+
+
+@pytest.mark.parametrize("heading", SEED_HEADINGS)
+def test_every_seed_exercise_has_a_home_in_cells_that_exist(heading):
+    section = _seed_section(heading)
+    first_column = {line.split("|")[1].strip() for line in section.splitlines()
+                    if line.startswith("| ")}
+    assert set(SEED_IDS) <= first_column
+    cited = _cited_cells(section)
+    assert cited
+    built_cells = {cell.id for tree in ("notebooks", "labs") for path in built(tree, "en")
+                   for cell in read(path).cells}
+    built_stems = {path.stem for tree in ("notebooks", "labs") for path in built(tree, "en")}
+    assert [f"{stem}-{n}" for stem, n in cited
+            if n != "??" and f"{stem}-{n}" not in built_cells] == []
+    pending = {stem for stem, n in cited if n == "??"}
+    assert pending <= PENDING_STEMS
+    # Once a pending lesson is built here, its rows must cite real cell numbers.
+    assert pending & built_stems == set()
+
+
+def test_the_seed_table_cites_the_same_cells_in_both_languages():
+    english, spanish = (_seed_section(heading) for heading in SEED_HEADINGS)
+    assert _cited_cells(english) == _cited_cells(spanish)
+    assert english.count("\n| ") == spanish.count("\n| ")
+
+
 # --------------------------------------------------------------------------- the checkers
 
 

@@ -469,6 +469,43 @@ for version in ("2025-03-26", "2025-06-18"):
 # `mcpkit/server.py` does this in `Tool.definition(version)` and `_tool_result`: look for
 # `versions.at_least`.
 #
+# **Try it: a field the notes server does not use.** The specification's page on tools lists
+# every field of a definition, and the three above are not all of them. One more is `icons`
+# (since 2025-11-25): pictures a host may show beside the tool's name, each with a `src` URI,
+# and optionally a `mimeType` and `sizes`. None of the course's servers sets it, so here is a
+# tiny server that does. Pick another field from the specification's page and try it the same
+# way: the keyword arguments of `@server.tool` are in `mcpkit/registry.py`.
+
+# %% [markdown] lang="es"
+# `mcpkit/server.py` hace esto en `Tool.definition(version)` y `_tool_result`: busca
+# `versions.at_least`.
+#
+# **Pruébalo: un campo que el servidor de notas no usa.** La página de la especificación sobre
+# las herramientas enumera todos los campos de una definición, y los tres de arriba no son
+# todos. Otro es `icons` (desde la 2025-11-25): imágenes que un host puede mostrar junto al
+# nombre de la herramienta, cada una con un URI `src` y, si se quiere, `mimeType` y `sizes`.
+# Ninguno de los servidores del curso lo usa, así que aquí tienes un servidor diminuto que sí.
+# Elige otro campo de la página de la especificación y pruébalo igual: los argumentos con
+# nombre de `@server.tool` están en `mcpkit/registry.py`.
+
+# %%
+tea = Server("tea", "1.0.0")
+
+
+@tea.tool(title="Brew tea", read_only=True, open_world=False,
+          icons=[{"src": "https://example.com/icons/teapot.svg", "mimeType": "image/svg+xml",
+                  "sizes": ["any"]}])
+def brew(kind: str = "green") -> str:
+    return f"a cup of {kind} tea"
+
+
+for version in ("2025-06-18", "2025-11-25"):
+    print(version, definition(tea, version, "brew").get("icons"))
+
+# %% [markdown] lang="en"
+# A client of 2025-06-18 never sees the field, for the reason given above; one of 2025-11-25
+# gets it as written.
+#
 # ## 5. Resources and resource templates
 #
 # A **resource** is data the host may read and show or give to the model: a file, a row, a
@@ -478,8 +515,8 @@ for version in ("2025-03-26", "2025-06-18"):
 # found*.
 
 # %% [markdown] lang="es"
-# `mcpkit/server.py` hace esto en `Tool.definition(version)` y `_tool_result`: busca
-# `versions.at_least`.
+# Un cliente de la 2025-06-18 nunca ve el campo, por la razón de arriba; uno de la 2025-11-25 lo
+# recibe tal como se escribió.
 #
 # ## 5. Recursos y plantillas de recurso
 #
@@ -714,6 +751,39 @@ for message in notes_session.sent[before:]:
     print(message)
 
 # %% [markdown] lang="en"
+# ### Is anyone still there? `ping`
+#
+# A subscription can stay quiet for hours. To tell a quiet peer from a dead one, either side
+# may send `ping` at any time, after the handshake or even before it: a request with no
+# params, answered at once with an empty result. Sending it is a **keepalive** (a message
+# whose only job is to show the connection still works), and the spec leaves it optional.
+# Over stdio there is little need: a server that dies closes its end of the pipe, and the
+# client's reader sees the end of the stream right away (lesson 05). It matters on long-lived
+# HTTP streams, where a proxy or a balancer may cut a connection that has carried nothing for
+# a while; there `mcpkit`'s HTTP server also writes an SSE comment line, `: keepalive`, every
+# 15 s on an idle stream (the SSE streams of lesson 08). A `ping` costs one line each way:
+
+# %% [markdown] lang="es"
+# ### ¿Sigue ahí alguien? `ping`
+#
+# Una suscripción puede pasar horas en silencio. Para distinguir un interlocutor callado de uno
+# muerto, cualquiera de los dos lados puede enviar `ping` en cualquier momento, tras el
+# handshake o incluso antes: una solicitud sin params que se responde enseguida con un
+# resultado vacío. Enviarlo es un **keepalive** (un mensaje cuyo único trabajo es mostrar que la
+# conexión sigue funcionando), y la especificación lo deja como opcional. Por stdio hace poca
+# falta: un servidor que muere cierra su extremo de la tubería, y el lector del cliente ve el
+# fin del flujo enseguida (lección 05). Importa en los flujos HTTP de larga duración, donde un
+# proxy o un balanceador puede cortar una conexión que lleva un rato sin transportar nada; ahí
+# el servidor HTTP de `mcpkit` escribe además una línea de comentario SSE, `: keepalive`, cada
+# 15 s en un flujo inactivo (los flujos SSE de la lección 08). Un `ping` cuesta una línea en
+# cada sentido:
+
+# %%
+before = len(notes_session.sent)
+print(notes_session.request("ping"))
+print(len(notes_session.sent) - before)
+
+# %% [markdown] lang="en"
 # ## 9. The English-verb server: the two kinds of error again
 #
 # The second example server helps with English verbs. Its world is closed: a table of thirty
@@ -776,7 +846,8 @@ notes.reset()
 # - Resources have URIs; templates like `notes://{id}` stand for many; an unknown one is
 #   -32002 in the legacy era. Prompts are message templates the user picks.
 # - Capabilities list only what the server has; `resources/subscribe` plus
-#   `notifications/resources/updated` tell a client when a resource changes.
+#   `notifications/resources/updated` tell a client when a resource changes; `ping`, from
+#   either side, checks that a quiet connection still works.
 #
 # **Lab 04** (`labs/en/lab04_server.ipynb`): build the notes server yourself. Next,
 # **lesson 04b** (`04b_stdio.ipynb`): the server on a pipe, byte by byte and in widgets.
@@ -798,7 +869,8 @@ notes.reset()
 #   desconocido es -32002 en la era heredada. Los prompts son plantillas de mensajes que elige
 #   el usuario.
 # - Las capacidades enumeran solo lo que tiene el servidor; `resources/subscribe` más
-#   `notifications/resources/updated` le avisan a un cliente cuando cambia un recurso.
+#   `notifications/resources/updated` le avisan a un cliente cuando cambia un recurso; `ping`,
+#   desde cualquiera de los lados, comprueba que una conexión callada sigue funcionando.
 #
 # **Laboratorio 04** (`labs/es/lab04_server.ipynb`): construye tú el servidor de notas. Después,
 # la **lección 04b** (`04b_stdio.ipynb`): el servidor en una tubería, byte a byte y en

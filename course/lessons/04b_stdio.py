@@ -417,6 +417,57 @@ print("notifications received:", [m["method"] for m in received if "id" not in m
 # Every request was answered exactly once, in order; the client's notification was not
 # answered; every byte on standard output was protocol.
 #
+# ### Flushing, and a client that goes away
+#
+# Two more rules of the loop. First, each message must leave the process as soon as it is
+# written. A `sys.stdout` left buffered keeps an answer inside the server while the client
+# waits for it, so a hand-written loop calls `flush()` after every line; `mcpkit` writes each
+# message straight to the file descriptor, with no buffer in between. Second, the client may
+# go away while the server still has something to say. Writing to a pipe that nobody reads
+# makes the kernel send `SIGPIPE`; Python ignores that signal from the start, so the write
+# fails with `BrokenPipeError` instead. A server should neither die of it with a traceback
+# nor hide it: `mcpkit`'s loop logs one warning on standard error, stops writing, and reads on
+# until the end of its input. Here the client closes its end of the server's standard output
+# before it sends anything (the timestamps are cut from the log lines):
+
+# %% [markdown] lang="es"
+# Cada solicitud se respondió exactamente una vez, en orden; la notificación del cliente no se
+# respondió; cada byte de la salida estándar fue protocolo.
+#
+# ### Vaciar el búfer, y un cliente que se va
+#
+# Dos reglas más del bucle. La primera: cada mensaje debe salir del proceso en cuanto se
+# escribe. Un `sys.stdout` con búfer retiene una respuesta dentro del servidor mientras el
+# cliente la espera, así que un bucle escrito a mano llama a `flush()` tras cada línea; `mcpkit`
+# escribe cada mensaje directamente en el descriptor de archivo, sin búfer de por medio. La
+# segunda: el cliente puede irse cuando el servidor aún tiene algo que decir. Escribir en una
+# tubería que nadie lee hace que el núcleo envíe `SIGPIPE`; Python ignora esa señal desde el
+# arranque, así que la escritura falla con `BrokenPipeError`. Un servidor no debería morir por
+# ello con una traza de error ni ocultarlo: el bucle de `mcpkit` registra un aviso en el error
+# estándar, deja de escribir y sigue leyendo hasta el final de su entrada. Aquí el cliente
+# cierra su extremo de la salida estándar del servidor antes de enviar nada (a las líneas del
+# registro se les quita la hora):
+
+# %%
+gone = subprocess.Popen(
+    [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+)
+gone.stdout.close()
+gone.stdin.write(framing.encode_ndjson(INITIALIZE))
+gone.stdin.write(framing.encode_ndjson(jsonrpc.request(2, "ping")))
+gone.stdin.close()
+gone.wait(timeout=30)
+log_lines = gone.stderr.read().decode().splitlines()
+gone.stderr.close()
+print("exit status", gone.returncode)
+for line in log_lines:
+    print(line.split(" ", 2)[2])
+
+# %% [markdown] lang="en"
+# One warning for two answers that could not be delivered, and a clean exit: the failure is
+# on record, and nothing else broke.
+#
 # ## 3. A glimpse of the modern era
 #
 # Everything above used the **legacy era** handshake: `initialize` fixes the revision and the
@@ -426,8 +477,8 @@ print("notifications received:", [m["method"] for m in received if "id" not in m
 # The same server answers both eras; here is a fresh process, with no `initialize` at all:
 
 # %% [markdown] lang="es"
-# Cada solicitud se respondió exactamente una vez, en orden; la notificación del cliente no se
-# respondió; cada byte de la salida estándar fue protocolo.
+# Un solo aviso para dos respuestas que no se pudieron entregar, y una salida limpia: el fallo
+# queda registrado y nada más se rompió.
 #
 # ## 3. Un vistazo a la era moderna
 #

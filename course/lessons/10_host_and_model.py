@@ -19,7 +19,8 @@
 #    **prompt injection** through tool results, **token passthrough** and a server that
 #    **changes its tools after approval**;
 # 6. see the **adapter for a real model API**, which nothing here needs;
-# 7. look back over the course, and ahead.
+# 7. name five **anti-patterns**, and where the course shows why each one hurts;
+# 8. look back over the course, and ahead.
 #
 # The code is `mcpkit/toolformats.py` (the two formats) and `mcpkit/agent.py` (the loop and
 # the checks), over the `Host` of `mcpkit/host.py`.
@@ -51,7 +52,9 @@
 #    **reenvío de tokens** (token passthrough) y un servidor que **cambia sus herramientas
 #    después de la aprobación**;
 # 6. ver el **adaptador para la API de un modelo real**, que aquí nada necesita;
-# 7. mirar atrás, al curso entero, y hacia delante.
+# 7. poner nombre a cinco **antipatrones** y ver dónde muestra el curso por qué hace daño cada
+#    uno;
+# 8. mirar atrás, al curso entero, y hacia delante.
 #
 # El código es `mcpkit/toolformats.py` (los dos formatos) y `mcpkit/agent.py` (el bucle y las
 # comprobaciones), sobre el `Host` de `mcpkit/host.py`.
@@ -692,7 +695,89 @@ if USE_A_REAL_MODEL:
     show(run_agent(host, real, "What is in my inbox?", allow=read_only).messages)
 
 # %% [markdown] lang="en"
-# ## 7. Where next
+# ## 7. Five anti-patterns
+#
+# Each of these looks harmless, and each breaks something the course has shown.
+#
+# 1. **Telling the model about MCP in the system prompt.** The model cannot act on it: it
+#    never sees a pipe, an id or a method (lesson 00, section 2). What it can use is already in
+#    the tool list, the names, descriptions and schemas of section 1, so protocol talk in the
+#    prompt only costs tokens, and it invites the model to write "MCP requests" as text that
+#    no host will run. The request body of section 6 shows it, checked below.
+# 2. **Letting the model talk to a server directly**, say by giving it a server's URL, or a
+#    tool that forwards raw JSON-RPC. Every duty of section 3 (filter, validate, confirm,
+#    audit) lives in the host, so a call that goes around the host skips them all; the clumsy
+#    model of section 4 shows the host catching what a model gets wrong.
+# 3. **Logging to standard output** in a stdio server. Standard output is the protocol
+#    channel: a stray line reaches the client's decoder as a broken message (lesson 01,
+#    section 5; lesson 04b, section 1, where an import-time `print` goes out on the wire).
+#    Log to standard error.
+# 4. **A stateful HTTP server on a cold-starting function.** A legacy session lives in one
+#    process; a platform that starts a fresh instance per request loses it, and the next
+#    request gets *session not found* (lesson 07, section 8; lesson 08, section 7). Serve
+#    the modern revision, which keeps nothing between requests, or run a long-lived process
+#    with affinity.
+# 5. **Assuming protocol versions change transparently.** Every revision changed the shape
+#    of something: tool definitions gained fields (lesson 04, section 4), and the 2026-07-28
+#    revision replaced the handshake itself (lesson 07). A peer does not simply follow your
+#    version: a modern server refuses one it does not speak with -32022 and the list it
+#    supports (lesson 07, section 2), and a legacy server answers `initialize` with a
+#    revision of its own choice, which the client must read and may reject. The second cell
+#    below asks for a revision from the future.
+
+# %% [markdown] lang="es"
+# ## 7. Cinco antipatrones
+#
+# Cada uno parece inofensivo, y cada uno rompe algo que el curso ha mostrado.
+#
+# 1. **Hablarle al modelo de MCP en el prompt del sistema.** El modelo no puede hacer nada con
+#    eso: nunca ve una tubería, un id ni un método (lección 00, sección 2). Lo que sí puede
+#    usar ya está en la lista de herramientas, los nombres, descripciones y esquemas de la
+#    sección 1, así que hablar del protocolo en el prompt solo gasta tokens, e invita al modelo
+#    a escribir "solicitudes MCP" como texto que ningún host va a ejecutar. Lo muestra el
+#    cuerpo de la solicitud de la sección 6, comprobado abajo.
+# 2. **Dejar que el modelo hable directamente con un servidor**, por ejemplo dándole el URL de
+#    un servidor o una herramienta que reenvía JSON-RPC en bruto. Todos los deberes de la
+#    sección 3 (filtrar, validar, confirmar, auditar) viven en el host, así que una llamada que
+#    lo rodea se los salta todos; el modelo torpe de la sección 4 muestra al host atrapando lo
+#    que un modelo hace mal.
+# 3. **Registrar en la salida estándar** en un servidor stdio. La salida estándar es el canal
+#    del protocolo: una línea suelta llega al decodificador del cliente como un mensaje roto
+#    (lección 01, sección 5; lección 04b, sección 1, donde un `print` al importar sale por la
+#    conexión). Registra en el error estándar.
+# 4. **Un servidor HTTP con estado en una función con arranque en frío.** Una sesión heredada
+#    vive en un proceso; una plataforma que arranca una instancia nueva por solicitud la
+#    pierde, y la siguiente solicitud recibe *session not found* (lección 07, sección 8;
+#    lección 08, sección 7). Sirve la revisión moderna, que no guarda nada entre solicitudes,
+#    o ejecuta un proceso de larga duración con afinidad.
+# 5. **Suponer que las versiones del protocolo cambian sin que se note.** Cada revisión cambió
+#    la forma de algo: las definiciones de herramienta ganaron campos (lección 04, sección 4),
+#    y la revisión 2026-07-28 sustituyó el propio handshake (lección 07). El otro lado no sigue
+#    tu versión sin más: un servidor moderno rechaza una que no habla con -32022 y la lista de
+#    las que admite (lección 07, sección 2), y un servidor heredado responde a `initialize`
+#    con una revisión que elige él, que el cliente debe leer y puede rechazar. La segunda
+#    celda de abajo pide una revisión del futuro.
+
+# %%
+sent_to_model = json.dumps(body)
+print(body["system"])
+print([word for word in ("MCP", "JSON-RPC", "jsonrpc", "tools/call", "initialize")
+       if word in sent_to_model])
+
+# %%
+from mcpkit import jsonrpc  # noqa: E402
+from mcpkit.examples import verbs  # noqa: E402
+
+replies = []
+connection = verbs.server.connect(replies.append)
+connection.receive(jsonrpc.request(1, "initialize", {
+    "protocolVersion": "2099-01-01", "capabilities": {},
+    "clientInfo": {"name": "lesson-10", "version": "1.0"}}))
+connection.close()
+print("asked 2099-01-01, got", replies[0]["result"]["protocolVersion"])
+
+# %% [markdown] lang="en"
+# ## 8. Where next
 #
 # You have built MCP from the bytes up: framing on a pipe (01), JSON-RPC and its two kinds of
 # error (02), dispatch (03), a server (04, 04b), a client with its reader thread (05), many
@@ -715,7 +800,7 @@ if USE_A_REAL_MODEL:
 # Thank you for working through the course.
 
 # %% [markdown] lang="es"
-# ## 7. Hacia dónde seguir
+# ## 8. Hacia dónde seguir
 #
 # Has construido MCP desde los bytes: el enmarcado en una tubería (01), JSON-RPC y sus dos
 # tipos de error (02), el despacho (03), un servidor (04, 04b), un cliente con su hilo lector
