@@ -291,7 +291,7 @@ _BASIC = {"tools": ["echo", "add", "fail", "image"], "resources": {"mem://a": "a
 def _harness_case(harness: Callable[..., Any], name: str, config: dict[str, Any],
                   script: list[list[Any]], hint: str, timeout: float = 2.0) -> CaseResult:
     command = server_command(config)
-    expected = seen(reference_harness(command, script, timeout))
+    expected = _memo.reference(command, script, timeout)
     return case(name, lambda: _run_harness(harness, command, script, timeout), expected,
                 given=_show_script(config, script), hint=hint)
 
@@ -447,7 +447,7 @@ def _harness_trial(impl: Callable[..., Any], x: tuple[dict[str, Any], list[list[
     config, script = x
     command = server_command(config)
     if impl is reference_harness:
-        return _entries(seen(reference_harness(command, script, 2.0)))
+        return _entries(_memo.reference(command, script, 2.0))
     return _entries(_run_harness(impl, command, script, 2.0))
 
 
@@ -595,9 +595,12 @@ class _Memo:
         self.table: dict[str, Any] = {}
 
     def notes(self, script: list[list[Any]]) -> Any:
-        key = json.dumps(script, sort_keys=True)
+        return self.reference(NOTES_COMMAND, script, 5.0)
+
+    def reference(self, command: list[str], script: list[list[Any]], timeout: float) -> Any:
+        key = json.dumps([command, script, timeout], sort_keys=True)
         if key not in self.table:
-            self.table[key] = seen(reference_harness(NOTES_COMMAND, script, 5.0))
+            self.table[key] = seen(reference_harness(command, script, timeout))
         return self.table[key]
 
 
