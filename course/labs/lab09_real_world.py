@@ -511,8 +511,8 @@ script = [["list", "tools"], ["call", "notes_search", {"query": "milk"}],
 with tempfile.TemporaryDirectory() as folder:
     port_file = Path(folder) / "notes_port.py"
     port_file.write_text(notes_port(), encoding="utf-8")
-    mine = harness([NOTES[0], str(port_file)], script, timeout=5.0)
-theirs = harness(NOTES, script, timeout=5.0)
+    mine = harness([NOTES[0], str(port_file)], script, timeout=10.0)
+theirs = harness(NOTES, script, timeout=10.0)
 for a, b in zip(mine, theirs):
     print("same" if a == b else "DIFFERS", a[0], a[1], "" if a == b else f"{b[2]} -> {a[2]}")
 

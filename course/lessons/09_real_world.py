@@ -143,29 +143,37 @@ else:
 # %% [markdown] lang="en"
 # ## 2 · Other clients drive mcpkit
 #
-# Now the other way round. The official Python SDK's high-level `Client` starts mcpkit's notes
-# server, runs the legacy handshake and calls a tool. Nothing in mcpkit knows who is on the
-# other end.
+# Now the other way round. The official Python SDK's client (`stdio_client` starts the
+# process, `ClientSession` runs the session) starts mcpkit's notes server, runs the handshake
+# and calls a tool. Nothing in mcpkit knows who is on the other end. (The SDK's high-level
+# `Client` does the same in fewer lines; it sends the server's stderr to `sys.stderr`, which
+# a notebook under nbval does not have as a real file, so the lesson passes a file of its own.)
 
 # %% [markdown] lang="es"
 # ## 2 · Otros clientes manejan mcpkit
 #
-# Ahora al revés. El `Client` de alto nivel del SDK oficial de Python arranca el servidor de
-# notas de mcpkit, hace el saludo inicial heredado y llama a una herramienta. Nada en mcpkit
-# sabe quién está al otro lado.
+# Ahora al revés. El cliente del SDK oficial de Python (`stdio_client` arranca el proceso y
+# `ClientSession` lleva la sesión) arranca el servidor de notas de mcpkit, hace el saludo
+# inicial y llama a una herramienta. Nada en mcpkit sabe quién está al otro lado. (El `Client`
+# de alto nivel del SDK hace lo mismo en menos líneas; envía la stderr del servidor a
+# `sys.stderr`, que un cuaderno bajo nbval no tiene como archivo real, así que la lección le
+# pasa un archivo propio.)
 
 # %%
-from mcp import Client as SdkClient
-from mcp import StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 notes_params = StdioServerParameters(command=NOTES_COMMAND[0], args=NOTES_COMMAND[1:])
 
 
 async def sdk_drives_notes():
-    async with SdkClient(notes_params, mode="legacy") as client:
-        tools = await client.list_tools()
-        found = await client.call_tool("notes_search", {"query": "milk"})
-        return client.protocol_version, [t.name for t in tools.tools], found.content[0].text
+    with open(os.devnull, "w") as server_log:  # [en] the server's stderr  [es] su stderr
+        async with stdio_client(notes_params, server_log) as (read, write):
+            async with ClientSession(read, write) as session:
+                hello = await session.initialize()
+                tools = await session.list_tools()
+                found = await session.call_tool("notes_search", {"query": "milk"})
+                return hello.protocol_version, [t.name for t in tools.tools], \
+                    found.content[0].text
 
 
 version, tool_names, found = run_async(sdk_drives_notes())
@@ -362,8 +370,8 @@ script = [
     ["call", "no_such_tool", {}], ["get", "no_such_prompt", {}],
     ["send", "no/such/method", {}], ["send", "ping", None],
 ]
-on_mcpkit = reference_harness(NOTES_COMMAND, script, timeout=5.0)
-on_port = reference_harness(PORT_COMMAND, script, timeout=5.0)
+on_mcpkit = reference_harness(NOTES_COMMAND, script, timeout=10.0)
+on_port = reference_harness(PORT_COMMAND, script, timeout=10.0)
 for a, b in zip(on_mcpkit, on_port):
     if a == b:
         print("same   ", a[0], a[1])

@@ -389,7 +389,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "anota la versión que respondió el servidor; tras cerrar stdin espera "
                         "timeout segundos, luego mátalo y anota exit None"), timeout=0.3),
         case(_("mcpkit's notes server, a real one", "el servidor de notas de mcpkit, uno real"),
-             lambda: _run_harness(h, NOTES_COMMAND, notes_script, 5.0),
+             lambda: _run_harness(h, NOTES_COMMAND, notes_script, 10.0),
              seen(_memo.notes(notes_script)), given=_show_script(None, notes_script),
              hint=_("the same rules hold for any server", "las mismas reglas valen para "
                     "cualquier servidor")),
@@ -595,7 +595,7 @@ class _Memo:
         self.table: dict[str, Any] = {}
 
     def notes(self, script: list[list[Any]]) -> Any:
-        return self.reference(NOTES_COMMAND, script, 5.0)
+        return self.reference(NOTES_COMMAND, script, 10.0)
 
     def reference(self, command: list[str], script: list[list[Any]], timeout: float) -> Any:
         key = json.dumps([command, script, timeout], sort_keys=True)
@@ -648,7 +648,7 @@ def check_notes_port(notes_port: Callable[[], str]) -> None:
     with tempfile.TemporaryDirectory(prefix="lab09-port-") as folder:
         path = Path(folder) / "notes_port.py"
         path.write_text(source, encoding="utf-8")
-        got = seen(reference_harness([sys.executable, "-I", str(path)], script, 5.0))
+        got = seen(reference_harness([sys.executable, "-I", str(path)], script, 10.0))
     results = [CaseResult(sdk_only, True)]
     lines = code_lines(source)
     results.append(CaseResult(short, lines <= PORT_LINES, [] if lines <= PORT_LINES else [
@@ -713,16 +713,6 @@ def _compare(name: str, indexes: list[int], expected: list[Any], got: list[Any],
             details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details, generated=generated)
     return CaseResult(name, True, generated=generated)
-
-
-def port_transcripts(source: str, script: list[list[Any]]) -> dict[str, Any]:
-    """The reference harness's transcripts of mcpkit's notes server and of a port (the lesson
-    shows them side by side)."""
-    with tempfile.TemporaryDirectory(prefix="lab09-port-") as folder:
-        path = Path(folder) / "notes_port.py"
-        path.write_text(source, encoding="utf-8")
-        port = reference_harness([sys.executable, "-I", str(path)], script, 5.0)
-    return {"mcpkit": reference_harness(NOTES_COMMAND, script, 5.0), "port": port}
 
 
 # --------------------------------------------------------------------------- part 3
@@ -840,8 +830,11 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
             run_checks(results)
             return
         try:
-            began = core._run(lambda: host.start(30.0))
-            names = sorted(t.get("name") for t in host.tools()) if began.error is None else []
+            try:  # the grader's own host: no case time limit around its start
+                host.start(30.0)
+                names = sorted(t.get("name") for t in host.tools())
+            except Exception:  # a server of the learner's config did not start
+                names = []
             wanted = ["everything__echo", "files__read_text_file"]
             results.append(case(started, lambda: [n for n in wanted if n in names], wanted,
                                 hint=_("the server-filesystem entry needs the folder as its "
