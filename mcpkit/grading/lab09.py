@@ -505,6 +505,9 @@ def port_problems(source: Any) -> list[str]:
             problems.append(_("uses {name}", "usa {name}").format(name=node.id))
         if isinstance(node, ast.Attribute) and node.attr.startswith("__"):
             problems.append(_("uses {name}", "usa {name}").format(name=node.attr))
+    if "mcpkit" in source.casefold():  # e.g. a proxy that starts mcpkit's server underneath
+        problems.append(_("names mcpkit: a port stands on the SDK alone",
+                          "nombra mcpkit: un port se apoya solo en el SDK"))
     if not uses_sdk:
         problems.append(_("does not use the SDK's MCPServer (from mcp.server.mcpserver import "
                           "MCPServer)", "no usa el MCPServer del SDK (from mcp.server.mcpserver "
@@ -800,7 +803,8 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
     rng = Gen(f"{core._seed}/lab09/host")
     message = f"{rng.choice(['hola', 'ping', 'café'])}-{rng.randint(1, 9999)}"
     content = f"note {rng.randint(1, 10**6)}: {rng.text()}"
-    with tempfile.TemporaryDirectory(prefix="lab09-files-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lab09-files-") as tmp, \
+            contextlib.ExitStack() as stack:
         folder = str(Path(tmp).resolve())
         (Path(folder) / "note.txt").write_text(content, encoding="utf-8")
         config_outcome = core._run(lambda: make_config(dict(found), folder))
@@ -822,6 +826,7 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
             results += [CaseResult(started, False, []), CaseResult(through, False, [])]
             run_checks(results)
             return
+        stack.enter_context(_node_within_limits())
         try:
             host = Host(config, naming="prefix", ready_timeout=30.0)
         except Exception as exc:  # the learner's config, refused
@@ -858,6 +863,30 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
         finally:
             host.close()
     run_checks(results)
+
+
+@contextlib.contextmanager
+def _node_within_limits():
+    """Under the class grader's memory limit (an address-space limit, which every child
+    inherits), V8's JIT cannot reserve its code space and Node dies at start: while the host
+    starts the servers, ask Node to run without the JIT."""
+    try:
+        import resource
+
+        limited = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    except (ImportError, ValueError, OSError):
+        limited = False
+    before = os.environ.get("NODE_OPTIONS")
+    if limited:
+        os.environ["NODE_OPTIONS"] = f"{before or ''} --jitless".strip()
+    try:
+        yield
+    finally:
+        if limited:
+            if before is None:
+                os.environ.pop("NODE_OPTIONS", None)
+            else:
+                os.environ["NODE_OPTIONS"] = before
 
 
 def _config_shape(config: Any, node: Any) -> Any:
