@@ -315,6 +315,7 @@ print(code_lines(FIRST_PORT) < 80)
 # bibliotecas que hay debajo:
 
 # %% tags=["nbval-ignore-output"]
+import ipywidgets
 import mcp as sdk
 
 import mcpkit
@@ -331,10 +332,23 @@ def lines_under(root):
     return sum(lines_of(p) for p in Path(root).rglob("*.py"))
 
 
-print(f"{'notes server on mcpkit (mcpkit/examples/notes.py)':<52}{lines_of(mcpkit_root / 'examples' / 'notes.py'):>7}")
-print(f"{'notes server on the SDK (the port above)':<52}{code_lines(FIRST_PORT):>7}")
-print(f"{'mcpkit, the whole library':<52}{lines_under(mcpkit_root):>7}")
-print(f"{'the official SDK (mcp), the whole library':<52}{lines_under(sdk_root):>7}")
+def counts(rows):
+    # [en] Into an output widget: the numbers change whenever mcpkit does, so the stored
+    # [en] notebook keeps none of them.
+    # [es] En un widget de salida: los números cambian cada vez que cambia mcpkit, así que el
+    # [es] cuaderno guardado no conserva ninguno.
+    report = ipywidgets.Output()
+    display(report)
+    with report:
+        for label, lines in rows:
+            print(f"{label:<52}{lines:>7}")
+
+
+counts([("notes server on mcpkit (mcpkit/examples/notes.py)",
+         lines_of(mcpkit_root / "examples" / "notes.py")),
+        ("notes server on the SDK (the port above)", code_lines(FIRST_PORT)),
+        ("mcpkit, the whole library", lines_under(mcpkit_root)),
+        ("the official SDK (mcp), the whole library", lines_under(sdk_root))])
 
 # %% [markdown] lang="en"
 # ### The same harness against both
@@ -562,9 +576,10 @@ print(code_lines(MULTI_CLIENT) < 45)
 # sesión del laboratorio 05:
 
 # %% tags=["nbval-ignore-output"]
-print(f"{'multi-server client on the SDK (above)':<52}{code_lines(MULTI_CLIENT):>7}")
-print(f"{'mcpkit.host (many sessions, supervision, policies)':<52}{lines_of(mcpkit_root / 'host.py'):>7}")
-print(f"{'mcpkit.client + mcpkit.session (one session)':<52}{lines_of(mcpkit_root / 'client.py') + lines_of(mcpkit_root / 'session.py'):>7}")
+counts([("multi-server client on the SDK (above)", code_lines(MULTI_CLIENT)),
+        ("mcpkit.host (many sessions, supervision, policies)", lines_of(mcpkit_root / "host.py")),
+        ("mcpkit.client + mcpkit.session (one session)",
+         lines_of(mcpkit_root / "client.py") + lines_of(mcpkit_root / "session.py"))])
 
 # %% [markdown] lang="en"
 # ## 4 · Configuring real hosts for an mcpkit server

@@ -379,7 +379,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                       _("wait at most timeout seconds for each answer (lines.get(timeout=...)), "
                         "then write \"no answer\"",
                         "espera como mucho timeout segundos cada respuesta "
-                        "(lines.get(timeout=...)) y luego escribe \"no answer\""), timeout=0.3),
+                        "(lines.get(timeout=...)) y luego escribe \"no answer\""), timeout=0.5),
         _harness_case(h, _("an older revision, a server that does not exit",
                            "una revisión anterior, un servidor que no termina"),
                       {**_BASIC, "version": "2024-11-05", "linger": True},
@@ -387,7 +387,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                       _("record the version the server answered; after closing stdin wait "
                         "timeout seconds, then kill it and record exit None",
                         "anota la versión que respondió el servidor; tras cerrar stdin espera "
-                        "timeout segundos, luego mátalo y anota exit None"), timeout=0.3),
+                        "timeout segundos, luego mátalo y anota exit None"), timeout=0.5),
         case(_("mcpkit's notes server, a real one", "el servidor de notas de mcpkit, uno real"),
              lambda: _run_harness(h, NOTES_COMMAND, notes_script, 10.0),
              seen(_memo.notes(notes_script)), given=_show_script(None, notes_script),
