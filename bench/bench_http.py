@@ -1,14 +1,18 @@
 """Requests per second and server CPU per request over streamable HTTP: mcpkit and the
 official SDK (``mcp`` 2.3.0) side by side, in one run, both eras.
 
-    python bench/bench_http.py [--rounds 3] [--requests 2000] [--clients 1,8]
+    python bench/bench_http.py [--rounds 3] [--requests 2000] [--clients 1,16]
+                               [--answers json,sse]
 
 Each server is its own process under uvicorn on 127.0.0.1 serving one ``echo`` tool (16
 bytes of text). The client is deliberately cheap, so it is not what is measured: one
 keep-alive socket per client thread, each request written whole and the response read by
 its Content-Length (or to the end of its chunked SSE body), no JSON parsing. Every request
 waits for its answer (latency-bound, as an agent loop is); ``--clients 8`` runs eight such
-loops at once. Server CPU is the server process's user+system time over the round divided
+loops at once. ``--answers sse`` calls ``echo_progress`` instead, with a ``progressToken``:
+the tool reports progress once, so both servers answer with an SSE stream (a progress
+event, then the result); the SDK then runs with its JSON answers off. Server CPU is the
+server process's user+system time over the round divided
 by the requests. Rounds are interleaved across configurations; the table gives medians and
 min-max, and the ratio to the SDK in the same era, per round.
 
@@ -38,19 +42,25 @@ PY = sys.executable
 ECHO = "0123456789abcdef"
 
 MCPKIT_SERVER = '''
-from mcpkit import Server
+from mcpkit import Context, Server
 server = Server("bench")
 
 @server.tool()
 def echo(text: str) -> str:
     """Echo."""
     return text
+
+@server.tool()
+def echo_progress(text: str, ctx: Context) -> str:
+    """Echo, after one progress report."""
+    ctx.progress(1, 1)
+    return text
 '''
 
 SDK_SERVER = '''
 import sys
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 mcp = MCPServer("bench")
 
 @mcp.tool()
@@ -58,7 +68,13 @@ def echo(text: str) -> str:
     """Echo."""
     return text
 
-uvicorn.run(mcp.streamable_http_app(json_response=True), host="127.0.0.1",
+@mcp.tool()
+async def echo_progress(text: str, ctx: Context) -> str:
+    """Echo, after one progress report."""
+    await ctx.report_progress(1, 1)
+    return text
+
+uvicorn.run(mcp.streamable_http_app(json_response=sys.argv[2] == "json"), host="127.0.0.1",
             port=int(sys.argv[1]), log_level="warning")
 '''
 
@@ -125,18 +141,21 @@ class RawHttp:
 ACCEPT = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
-def call_body(request_id: int, modern: bool) -> bytes:
-    params: dict = {"name": "echo", "arguments": {"text": ECHO}}
-    if modern:
-        params["_meta"] = MODERN_META
+def call_body(request_id: int, modern: bool, sse: bool) -> bytes:
+    params: dict = {"name": "echo_progress" if sse else "echo", "arguments": {"text": ECHO}}
+    meta = {**MODERN_META} if modern else {}
+    if sse:
+        meta["progressToken"] = "p"
+    if meta:
+        params["_meta"] = meta
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                        "params": params}, separators=(",", ":")).encode()
 
 
-def session_headers(port: int, modern: bool) -> dict[str, str]:
+def session_headers(port: int, modern: bool, sse: bool) -> dict[str, str]:
     if modern:
         return {**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call",
-                "mcp-name": "echo"}
+                "mcp-name": "echo_progress" if sse else "echo"}
     conn = RawHttp(port)
     init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -157,15 +176,18 @@ def cpu_seconds(pid: int) -> float:
 
 
 def run_round(port: int, pid: int, modern: bool, requests: int,
-              clients: int) -> tuple[float, float]:
+              clients: int, sse: bool) -> tuple[float, float]:
     per_client = requests // clients
-    body = call_body(1, modern)
+    body = call_body(1, modern, sse)
     conns = [RawHttp(port) for _ in range(clients)]
     # One legacy session per client loop, as separate agents would have.
-    sessions = [session_headers(port, modern) for _ in conns]
+    sessions = [session_headers(port, modern, sse) for _ in conns]
     for conn, headers in zip(conns, sessions, strict=True):  # warm up each connection
-        status, _, payload = conn.post(body, headers)
+        status, fields, payload = conn.post(body, headers)
         assert status == 200 and ECHO.encode() in payload, (status, payload[:200])
+        streamed = fields.get("content-type", "").startswith("text/event-stream")
+        assert streamed == sse and (not sse or b"notifications/progress" in payload), \
+            (fields, payload[:300])
     errors: list[BaseException] = []
 
     def loop(conn: RawHttp, headers: dict[str, str]) -> None:
@@ -193,7 +215,7 @@ def run_round(port: int, pid: int, modern: bool, requests: int,
     return done / elapsed, cpu / done * 1e6
 
 
-def start(kind: str, folder: Path) -> tuple[subprocess.Popen, int]:
+def start(kind: str, folder: Path, answers: str) -> tuple[subprocess.Popen, int]:
     port = free_port()
     if kind == "mcpkit":
         (folder / "bench_server.py").write_text(MCPKIT_SERVER)
@@ -201,7 +223,7 @@ def start(kind: str, folder: Path) -> tuple[subprocess.Popen, int]:
                "--port", str(port), "--log-level", "warning"]
     else:
         (folder / "sdk_bench_server.py").write_text(SDK_SERVER)
-        cmd = [PY, str(folder / "sdk_bench_server.py"), str(port)]
+        cmd = [PY, str(folder / "sdk_bench_server.py"), str(port), answers]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -217,20 +239,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--clients", default="1,8")
+    parser.add_argument("--clients", default="1,16")
+    parser.add_argument("--answers", default="json,sse")
     args = parser.parse_args()
     client_counts = [int(c) for c in args.clients.split(",")]
+    answer_kinds = args.answers.split(",")
     configs = [(kind, modern) for kind in ("mcpkit", "sdk") for modern in (False, True)]
-    results: dict[tuple[str, bool, int], list[tuple[float, float]]] = {}
+    results: dict[tuple[str, bool, int, str], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {kind: start(kind, Path(tmp)) for kind in ("mcpkit", "sdk")}
+        # The SDK answers JSON or SSE for a whole app; mcpkit chooses per request.
+        servers = {(kind, answers): start(kind, Path(tmp), answers)
+                   for kind in ("mcpkit", "sdk") for answers in answer_kinds}
         try:
             for _ in range(args.rounds):
-                for clients in client_counts:
-                    for kind, modern in configs:
-                        proc, port = servers[kind]
-                        results.setdefault((kind, modern, clients), []).append(
-                            run_round(port, proc.pid, modern, args.requests, clients))
+                for answers in answer_kinds:
+                    for clients in client_counts:
+                        for kind, modern in configs:
+                            proc, port = servers[(kind, answers)]
+                            results.setdefault((kind, modern, clients, answers), []).append(
+                                run_round(port, proc.pid, modern, args.requests, clients,
+                                          answers == "sse"))
         finally:
             for proc, _ in servers.values():
                 proc.terminate()
@@ -241,13 +269,14 @@ def main() -> None:
                     proc.wait(10)
     print(f"streamable HTTP, echo tool, {args.requests} requests per round, {args.rounds} "
           f"rounds, medians (min-max); ratio = mcpkit / SDK, same era, same round\n")
-    print("| clients | era | mcpkit req/s | SDK req/s | ratio | mcpkit CPU µs/req | "
+    print("| answer | clients | era | mcpkit req/s | SDK req/s | ratio | mcpkit CPU µs/req | "
           "SDK CPU µs/req | CPU ratio |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for clients in client_counts:
-        for modern in (False, True):
-            ours = results[("mcpkit", modern, clients)]
-            sdk = results[("sdk", modern, clients)]
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for answers, clients, modern in ((a, c, m) for a in answer_kinds for c in client_counts
+                                     for m in (False, True)):
+        if True:
+            ours = results[("mcpkit", modern, clients, answers)]
+            sdk = results[("sdk", modern, clients, answers)]
             ratios = [a[0] / b[0] for a, b in zip(ours, sdk, strict=True)]
             cpu_ratios = [a[1] / b[1] for a, b in zip(ours, sdk, strict=True)]
 
@@ -256,7 +285,7 @@ def main() -> None:
                 return (f"{med:,.{digits}f} ({min(values):,.{digits}f}-"
                         f"{max(values):,.{digits}f})")
 
-            print(f"| {clients} | {'2026-07-28' if modern else '2025-11-25'} | "
+            print(f"| {answers.upper()} | {clients} | {'2026-07-28' if modern else '2025-11-25'} | "
                   f"{fmt([r[0] for r in ours])} | {fmt([r[0] for r in sdk])} | "
                   f"{statistics.median(ratios):.2f}x | {fmt([r[1] for r in ours])} | "
                   f"{fmt([r[1] for r in sdk])} | {statistics.median(cpu_ratios):.2f} |")

@@ -15,6 +15,15 @@ Configurations (each round re-spawns its server, so every round also times start
   mcpkit -> SDK       mcpkit.client against the SDK server
   SDK -> mcpkit       the SDK client against the mcpkit server
 
+  raw -> mcpkit       a blocking client with no reader thread (write a line, read a line)
+                      against the mcpkit server: the floor for any client of that server
+
+A second table ("workloads") covers the eras and the shapes of traffic, each next to the
+SDK and a raw client in the same round: sequential calls with 16 bytes and with 64 KiB of
+text, in the 2026-07-28 era and in a 2025-11-25 session; and 100 calls in flight at once
+(mcpkit: ``start_request`` 100 times, then the results; the SDK: ``asyncio.gather``; raw:
+100 lines written at once, then 100 read).
+
 Every round is a sequence of calls, each waiting for its result (latency-bound, as an
 agent loop is). A noisy machine slows some rounds: the table shows the best and the
 median round. Start-up is spawn to first result (the handshake included); import time is
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -131,34 +141,116 @@ def bench_raw(n: int) -> tuple[float, float]:
     return startup, rate
 
 
-def bench_mcpkit_client(server: list[str], n: int) -> tuple[float, float]:
+def bench_mcpkit_client(server: list[str], n: int, text: str = "hi", era: str | None = None,
+                        in_flight: int = 1) -> tuple[float, float]:
     from mcpkit.client import Client
 
     start = time.perf_counter()
-    with Client(PY, server) as client:
-        client.call_tool("echo", {"text": "hi"})
+    with Client(PY, server, version=era) as client:
+        client.call_tool("echo", {"text": text})
         startup = time.perf_counter() - start
         began = time.perf_counter()
-        for _ in range(n):
-            client.call_tool("echo", {"text": "hi"})
+        if in_flight == 1:
+            for _ in range(n):
+                client.call_tool("echo", {"text": text})
+        else:
+            params = {"name": "echo", "arguments": {"text": text}}
+            for _ in range(n // in_flight):
+                batch = [client.start_request("tools/call", params) for _ in range(in_flight)]
+                for pending in batch:
+                    pending.result()
+            n = n // in_flight * in_flight
         rate = n / (time.perf_counter() - began)
     return startup, rate
 
 
-def bench_sdk_client(server: list[str], n: int) -> tuple[float, float]:
+def bench_sdk_client(server: list[str], n: int, text: str = "hi",
+                     in_flight: int = 1) -> tuple[float, float]:
     from mcp import Client, StdioServerParameters
 
     async def run() -> tuple[float, float]:
+        nonlocal n
         start = time.perf_counter()
         async with Client(StdioServerParameters(command=PY, args=server)) as client:
-            await client.call_tool("echo", {"text": "hi"})
+            await client.call_tool("echo", {"text": text})
             startup = time.perf_counter() - start
             began = time.perf_counter()
-            for _ in range(n):
-                await client.call_tool("echo", {"text": "hi"})
+            if in_flight == 1:
+                for _ in range(n):
+                    await client.call_tool("echo", {"text": text})
+            else:
+                for _ in range(n // in_flight):
+                    await asyncio.gather(*(client.call_tool("echo", {"text": text})
+                                           for _ in range(in_flight)))
+                n = n // in_flight * in_flight
             return startup, n / (time.perf_counter() - began)
 
     return asyncio.run(run())
+
+
+LEGACY_INIT = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+               b'"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n'
+               b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+
+def call_line(request_id: int, text: str, modern: bool) -> bytes:
+    params: dict = {"name": "echo", "arguments": {"text": text}}
+    if modern:
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                           "io.modelcontextprotocol/clientCapabilities": {},
+                           "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                       "params": params}, separators=(",", ":")).encode() + b"\n"
+
+
+def bench_raw_client(server: list[str], n: int, text: str = "hi", modern: bool = True,
+                     in_flight: int = 1) -> tuple[float, float]:
+    """A client with no reader thread and no JSON-RPC layer: it writes prepared lines and
+    reads lines back (parsing each, as any client must)."""
+    start = time.perf_counter()
+    child = subprocess.Popen([PY, *server], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, bufsize=0)
+    assert child.stdin and child.stdout
+    out = os.fdopen(os.dup(child.stdout.fileno()), "rb")
+    write = child.stdin.write
+    if not modern:
+        write(LEGACY_INIT)
+        out.readline()
+    line = call_line(1, text, modern)
+    write(line)
+    json.loads(out.readline())
+    startup = time.perf_counter() - start
+    rounds = n // in_flight
+    batch = line * in_flight  # the same id in flight 100 times is refused: renumber
+    if in_flight > 1:
+        batch = b"".join(call_line(i + 2, text, modern) for i in range(in_flight))
+    began = time.perf_counter()
+    if in_flight == 1:
+        for _ in range(rounds):
+            write(line)
+            json.loads(out.readline())
+    else:
+        writer_error: list[BaseException] = []
+        for _ in range(rounds):
+            # The answers fill the other pipe while the batch goes in: write on a thread.
+            def put() -> None:
+                try:
+                    write(batch)
+                except BaseException as exc:  # reported below
+                    writer_error.append(exc)
+            thread = threading.Thread(target=put)
+            thread.start()
+            for _ in range(in_flight):
+                json.loads(out.readline())
+            thread.join()
+        if writer_error:
+            raise writer_error[0]
+    rate = rounds * in_flight / (time.perf_counter() - began)
+    child.stdin.close()
+    child.wait(30)
+    out.close()
+    child.stdout.close()
+    return startup, rate
 
 
 def _peak_rss_kib(pid: int) -> int:
@@ -235,6 +327,58 @@ def import_time(module: str, runs: int) -> float:
     return statistics.median(samples[1:])
 
 
+BIG = "x" * 65536
+
+# (workload, client) -> how to run it, and how many calls a round makes.
+WORKLOADS = [
+    ("sequential 16 B, 2026-07-28", 5000, {
+        "raw": lambda m, s, n: bench_raw_client([m], n),
+        "mcpkit": lambda m, s, n: bench_mcpkit_client([m], n, era="modern"),
+        "SDK": lambda m, s, n: bench_sdk_client([s], n // 5)}),
+    ("sequential 16 B, 2025-11-25", 5000, {
+        "raw": lambda m, s, n: bench_raw_client([m], n, modern=False),
+        "mcpkit": lambda m, s, n: bench_mcpkit_client([m], n, era="legacy"),
+        "SDK": lambda m, s, n: bench_sdk_client([s], n // 5)}),
+    ("sequential 64 KiB, 2026-07-28", 1000, {
+        "raw": lambda m, s, n: bench_raw_client([m], n, BIG),
+        "mcpkit": lambda m, s, n: bench_mcpkit_client([m], n, BIG, era="modern"),
+        "SDK": lambda m, s, n: bench_sdk_client([s], n // 5, BIG)}),
+    ("100 in flight, 2026-07-28", 20000, {
+        "raw": lambda m, s, n: bench_raw_client([m], n, in_flight=100),
+        "mcpkit": lambda m, s, n: bench_mcpkit_client([m], n, era="modern", in_flight=100),
+        "SDK": lambda m, s, n: bench_sdk_client([s], n // 10, in_flight=100)}),
+    ("100 in flight, 2025-11-25", 20000, {
+        "raw": lambda m, s, n: bench_raw_client([m], n, modern=False, in_flight=100),
+        "mcpkit": lambda m, s, n: bench_mcpkit_client([m], n, era="legacy", in_flight=100),
+        "SDK": lambda m, s, n: bench_sdk_client([s], n // 10, in_flight=100)}),
+]
+
+
+def run_workloads(mcpkit_server: str, sdk_server: str, rounds: int,
+                  scale: float) -> dict[tuple[str, str], list[float]]:
+    """Every workload, every client, interleaved round by round: calls per second. The SDK
+    (``mcp`` 2.3.0) is the official SDK's client against its own server; raw and mcpkit
+    talk to the mcpkit server."""
+    rates: dict[tuple[str, str], list[float]] = {}
+    for round_ in range(rounds):
+        for workload, calls, clients in WORKLOADS:
+            for client, run in clients.items():
+                _, rate = run(mcpkit_server, sdk_server, max(100, int(calls * scale)))
+                rates.setdefault((workload, client), []).append(rate)
+                print(f"round {round_ + 1}: {workload:<30} {client:<7} {rate:9.0f} calls/s",
+                      file=sys.stderr)
+    return rates
+
+
+def print_workloads(rates: dict[tuple[str, str], list[float]]) -> None:
+    print(f"{'workload':<30} {'raw':>9} {'mcpkit':>9} {'SDK':>8} {'mcpkit/raw':>11} "
+          f"{'mcpkit/SDK':>11}   (calls/s, medians)")
+    for workload, _, _ in WORKLOADS:
+        raw, ours, sdk = (statistics.median(rates[(workload, c)]) for c in ("raw", "mcpkit", "SDK"))
+        print(f"{workload:<30} {raw:9.0f} {ours:9.0f} {sdk:8.0f} {ours / raw:11.2f} "
+              f"{ours / sdk:10.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -252,12 +396,14 @@ def main() -> None:
         configs = {
             "raw pipe (baseline)": lambda n: bench_raw(n),
             "mcpkit -> stub": lambda n: bench_mcpkit_client([str(stub_server)], n),
+            "raw -> mcpkit": lambda n: bench_raw_client([str(mcpkit_server)], n),
             "mcpkit -> mcpkit": lambda n: bench_mcpkit_client([str(mcpkit_server)], n),
             "SDK -> SDK": lambda n: bench_sdk_client([str(sdk_server)], n),
             "mcpkit -> SDK": lambda n: bench_mcpkit_client([str(sdk_server)], n),
             "SDK -> mcpkit": lambda n: bench_sdk_client([str(mcpkit_server)], n),
         }
-        calls = {"raw pipe (baseline)": 20000, "mcpkit -> stub": 20000, "mcpkit -> mcpkit": 5000,
+        calls = {"raw pipe (baseline)": 20000, "mcpkit -> stub": 20000, "raw -> mcpkit": 5000,
+                 "mcpkit -> mcpkit": 5000,
                  "SDK -> SDK": 500, "mcpkit -> SDK": 1000, "SDK -> mcpkit": 1000}
         rates: dict[str, list[float]] = {name: [] for name in configs}
         startups: dict[str, list[float]] = {name: [] for name in configs}
@@ -279,6 +425,8 @@ def main() -> None:
                 print(f"round {round_ + 1}: {name:<20} {rate:9.0f} rt/s  "
                       f"start-up {startup * 1000:6.0f} ms", file=sys.stderr)
 
+        workloads = run_workloads(str(mcpkit_server), str(sdk_server), options.rounds, scale)
+
     raw = max(rates["raw pipe (baseline)"])
     sdk = max(rates["SDK -> SDK"])
     print()
@@ -295,6 +443,8 @@ def main() -> None:
     for name, kib in memory.items():
         peer = memory[name.split(":")[0] + ": SDK"]
         print(f"  {name:<34} {kib / 1024:6.1f} {kib / peer:7.2f}")
+    print()
+    print_workloads(workloads)
     print()
     runs = 3 if options.quick else 7
     print(f"{'import (fresh interpreter, median)':<36} {'ms':>6}")

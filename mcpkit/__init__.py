@@ -8,15 +8,15 @@ cycles of any kind). Read a lesson's layer without anything above it.
 .. layers (bottom up)
 
 ============  ==========================================================================
-protocol      versions jsonrpc framing dispatch params
-definitions   schema validation content mrtr
+protocol      logs versions jsonrpc framing dispatch params
+definitions   schema validation content mrtr tasks
 server core   context registry connection
 byte pumps    transports.stdio transports.process
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
-              transports.http
+              transports.sse_store transports.http
               oauth transports.http_client
-client side   session client aclient toolformats host
+client side   session client aclient toolformats host agent
 package       mcpkit
 entry points  launch wiretap shell cli __main__
 course        display grading* widgets course* examples*
@@ -24,9 +24,10 @@ course        display grading* widgets course* examples*
 
 - *protocol*: bytes <-> messages (:mod:`~mcpkit.framing`), JSON-RPC kinds and errors
   (:mod:`~mcpkit.jsonrpc`), method -> handler (:mod:`~mcpkit.dispatch`), revisions and eras
-  (:mod:`~mcpkit.versions`), the shape of every request's params (:mod:`~mcpkit.params`);
+  (:mod:`~mcpkit.versions`), the shape of every request's params (:mod:`~mcpkit.params`),
+  loggers made on first use (:mod:`~mcpkit.logs`);
 - *definitions*: tool schemas from type hints, their validators, content blocks, multi
-  round-trip requests;
+  round-trip requests, tasks (:mod:`~mcpkit.tasks`: a call that answers later);
 - *server core*: a request's :class:`~mcpkit.context.Context`, the
   :class:`~mcpkit.registry.Registry` of what a server offers and its handlers, one
   transport :class:`~mcpkit.connection.Connection`;

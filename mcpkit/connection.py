@@ -26,17 +26,17 @@ from that thread. ``send`` is serialised by a lock.
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import content as content_mod
 from . import jsonrpc, mrtr, versions
 from . import params as params_mod
+from . import tasks as tasks_mod
 from .context import Context, Send
 from .framing import FramingError, MessageTooLarge
 from .jsonrpc import InvalidParams, JsonRpcError
+from .logs import LazyLogger
 from .registry import Registry
 from .versions import (
     META_CLIENT_CAPABILITIES,
@@ -46,7 +46,7 @@ from .versions import (
     META_SUBSCRIPTION_ID,
 )
 
-log = logging.getLogger("mcpkit.connection")
+log = LazyLogger("mcpkit.connection")  # see mcpkit.logs
 
 CLIENT_REQUEST_TIMEOUT_S = 120.0
 
@@ -123,12 +123,15 @@ class Connection:
 
     # -- receiving -----------------------------------------------------------------------
 
-    def receive(self, message: Any, reply: Send | None = None) -> None:
+    def receive(self, message: Any, reply: Send | None = None, *,
+                may_block: bool = False) -> None:
         """Handle one decoded message (or a :class:`FramingError` from the decoder).
 
         ``reply`` is where this message's response and request-scoped notifications go
         (progress, log messages, a listen stream); by default the connection's ``send``.
-        HTTP gives each POST its own.
+        HTTP gives each POST its own. ``may_block``: the caller's thread may wait as long as
+        the handler does (HTTP's executor, for a 2026-07-28 request), so a handler that
+        takes a Context runs right here rather than on a thread started for it.
         """
         reply = reply or self.send
         try:
@@ -146,7 +149,7 @@ class Connection:
                 reply(jsonrpc.error_response_from(jsonrpc.request_id_of(message), exc))
                 return
             if kind == "request":
-                self._on_request(message, reply)
+                self._on_request(message, reply, may_block)
             elif kind == "notification":
                 self._on_notification(message)
             else:
@@ -224,7 +227,7 @@ class Connection:
         if listen is not None and respond:
             self._end_listen(request_id, listen)
 
-    def _on_request(self, message: dict[str, Any], reply: Send) -> None:
+    def _on_request(self, message: dict[str, Any], reply: Send, may_block: bool = False) -> None:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params") or {}
@@ -257,16 +260,36 @@ class Connection:
         ctx.cancelled = threading.Event()
         with self._state_lock:
             self.in_flight[request_id] = ctx
+        if may_block and ctx.era == "modern":
+            # A modern request waits on nothing this connection could receive later (no
+            # requests to the client; cancellation comes from the transport): no thread.
+            self._serve_on_thread(ctx)
+            return
         thread = threading.Thread(target=self._serve_on_thread, args=(ctx,), daemon=True,
                                   name=f"mcpkit-call-{request_id}")
         self._threads.add(thread)
         thread.start()
+
+    def may_wait(self, message: Any) -> bool:
+        """Whether a request not checked yet names a handler that takes a Context (see
+        :meth:`_may_wait`); False for anything malformed, which is answered at once."""
+        if not isinstance(message, dict):
+            return False
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return False
+        key = "uri" if message.get("method") == "resources/read" else "name"
+        if not isinstance(params.get(key), str):
+            return False
+        return self._may_wait(message["method"], params)
 
     def _may_wait(self, method: str, params: dict[str, Any]) -> bool:
         """Whether a request's handler takes a Context, so it may wait on the client (legacy
         elicitation, sampling, roots) or on cancellation. Such a handler must not run on the
         reader: the answer it waits for could only be read by the thread it blocks."""
         server = self.server
+        if method == "tasks/result":
+            return True  # (2025-11-25) it waits for the task to end
         if method == "tools/call":
             handler = server.tools.get(params["name"])
         elif method == "prompts/get":
@@ -347,9 +370,12 @@ class Connection:
         info = params.get("clientInfo")
         self.client_info = info if isinstance(info, dict) else {}
         self.initialized = True
+        capabilities = self.server.capabilities()
+        if versions.at_least(version, "2025-11-25") and self.server.offers_tasks():
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.server.capabilities(),
+            "capabilities": capabilities,
             "serverInfo": self.server.info,
         }
         if self.server.instructions:
@@ -361,7 +387,8 @@ class Connection:
         ctx._send(self._run(ctx))
 
     def _serve_on_thread(self, ctx: Context) -> None:
-        """Run one request on its own thread: it may be cancelled, and is tracked till done."""
+        """Run one request that may wait, on its own thread (or a caller's that may block):
+        it may be cancelled, and is tracked till done."""
         try:
             response = self._run(ctx)
         except Exception:  # a bug: the caller still gets its one answer
@@ -407,7 +434,9 @@ class Connection:
         if result is None:
             return response
         result.setdefault("resultType", "complete")
-        if "ttlMs" in result and ("requestState" in ctx.params or "inputResponses" in ctx.params):
+        # (A task's ttlMs is how long it is kept, not a caching hint.)
+        if "ttlMs" in result and result["resultType"] != "task" and (
+                "requestState" in ctx.params or "inputResponses" in ctx.params):
             result["ttlMs"] = 0  # the result of a round trip must not be cached
         meta = result.setdefault("_meta", {})
         meta[META_SERVER_INFO] = self.server.info
@@ -461,10 +490,26 @@ class Connection:
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and "resources" in caps:
             accepted["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        task_ids = wanted.get("taskIds")
+        if isinstance(task_ids, list):
+            if not tasks_mod.client_declares(ctx.client_capabilities):
+                ctx._send(jsonrpc.error_response(
+                    ctx.request_id, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"taskIds needs the {tasks_mod.EXTENSION} extension",
+                    {"requiredCapabilities": {"extensions": {tasks_mod.EXTENSION: {}}}}))
+                return
+            accepted["taskIds"] = [t for t in task_ids if self._task_exists(t)]
         with self._state_lock:
             self.listens[ctx.request_id] = _Listen(accepted, ctx._send)
         ctx._send(jsonrpc.notification("notifications/subscriptions/acknowledged", {
             "_meta": {META_SUBSCRIPTION_ID: ctx.request_id}, "notifications": accepted}))
+
+    def _task_exists(self, task_id: Any) -> bool:
+        try:
+            self.server.tasks.get(task_id)
+        except tasks_mod.UnknownTask:
+            return False
+        return True
 
     def _end_listen(self, request_id: jsonrpc.RequestId, listen: _Listen) -> None:
         listen.send(jsonrpc.result_response(request_id, {
@@ -491,6 +536,17 @@ class Connection:
                 listen.send(jsonrpc.notification(
                     method, {"uri": uri, "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
 
+    def task_status(self, task: tasks_mod.Task) -> None:
+        """A task's new status: ``notifications/tasks/status`` to the session that owns it
+        (2025-11-25), ``notifications/tasks`` (the whole task, as tasks/get shows it) to the
+        listen streams that asked for it."""
+        if task.owner is self:
+            self.send(jsonrpc.notification("notifications/tasks/status", task.legacy_info()))
+        for listen_id, listen in list(self.listens.items()):
+            if task.id in listen.wanted.get("taskIds", ()):
+                listen.send(jsonrpc.notification("notifications/tasks", {
+                    **task.detailed(), "_meta": {META_SUBSCRIPTION_ID: listen_id}}))
+
     # -- closing -------------------------------------------------------------------------
 
     @property
@@ -515,13 +571,16 @@ class Connection:
         self.server._forget(self)
 
 
-@dataclass
 class _Listen:
-    wanted: dict[str, Any]
-    send: Send
+    __slots__ = ("wanted", "send")
+
+    def __init__(self, wanted: dict[str, Any], send: Send) -> None:
+        self.wanted, self.send = wanted, send
 
 
-@dataclass
 class _Waiter:
-    event: threading.Event = field(default_factory=threading.Event)
-    message: dict[str, Any] | None = None
+    __slots__ = ("event", "message")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.message: dict[str, Any] | None = None

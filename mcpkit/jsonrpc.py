@@ -14,11 +14,12 @@ edge, and raises :class:`InvalidRequest` with the exact reason when a message is
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
-log = logging.getLogger("mcpkit.jsonrpc")
+from .logs import LazyLogger
+
+log = LazyLogger("mcpkit.jsonrpc")  # see mcpkit.logs
 
 JSONRPC_VERSION = "2.0"
 

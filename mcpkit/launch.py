@@ -16,7 +16,6 @@ import importlib.util
 import json
 import logging
 import os
-import secrets
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -125,6 +124,8 @@ def run_http(
     if not target:
         raise ValueError("several workers each import the server: pass target='module:attr'")
     if not os.environ.get("MCPKIT_STATE_SECRET"):
+        import secrets  # here: it loads OpenSSL, which a stdio server never needs
+
         os.environ["MCPKIT_STATE_SECRET"] = secrets.token_urlsafe(32)
     os.environ[_ENV_TARGET] = target
     os.environ[_ENV_OPTIONS] = json.dumps(options)

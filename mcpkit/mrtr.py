@@ -20,8 +20,6 @@ is refused (-32602) instead of trusted.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 import os
 import time
@@ -65,8 +63,17 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _mac(key: bytes, raw: bytes) -> bytes:
+    import hashlib  # see request_fingerprint
+    import hmac
+
+    return hmac.new(key, raw, hashlib.sha256).digest()
+
+
 def request_fingerprint(method: str, params: dict[str, Any]) -> str:
     """What a state is bound to: the method and its params, minus the round-trip fields."""
+    import hashlib  # here, not at the top: loading OpenSSL costs a server 2 ms of start-up
+
     core = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
     digest = hashlib.sha256(
         json.dumps([method, core], sort_keys=True, separators=(",", ":")).encode()
@@ -92,7 +99,7 @@ class StateSealer:
         body = {"v": STATE_VERSION, "f": fingerprint, "exp": int(time.time() + self.ttl_s)}
         body["p"] = payload
         raw = json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
-        mac = hmac.new(self._key, raw, hashlib.sha256).digest()
+        mac = _mac(self._key, raw)
         return _b64(raw) + "." + _b64(mac)
 
     def open(self, fingerprint: str, state: Any) -> dict[str, Any]:
@@ -105,8 +112,9 @@ class StateSealer:
         except ValueError:
             raise InvalidParams(
                 "requestState is malformed: echo it back exactly as received") from None
-        expected = hmac.new(self._key, raw, hashlib.sha256).digest()
-        if not hmac.compare_digest(mac, expected):
+        import hmac
+
+        if not hmac.compare_digest(mac, _mac(self._key, raw)):
             raise InvalidParams(
                 "requestState failed its integrity check: it was modified or issued by "
                 "another server"

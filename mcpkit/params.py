@@ -135,7 +135,14 @@ METHOD_PARAMS: dict[str, dict[str, Field]] = {
     "logging/setLevel": {"level": req(STRING)},
     "subscriptions/listen": {"notifications": req(obj(
         toolsListChanged=opt(BOOLEAN), promptsListChanged=opt(BOOLEAN),
-        resourcesListChanged=opt(BOOLEAN), resourceSubscriptions=opt(array_of(STRING))))},
+        resourcesListChanged=opt(BOOLEAN), resourceSubscriptions=opt(array_of(STRING)),
+        taskIds=opt(array_of(STRING))))},
+    # Tasks: the extension (2026-07-28) and 2025-11-25's experimental form.
+    "tasks/get": {"taskId": req(STRING)},
+    "tasks/update": {"taskId": req(STRING), "inputResponses": req(OBJECT)},
+    "tasks/cancel": {"taskId": req(STRING)},
+    "tasks/result": {"taskId": req(STRING)},  # 2025-11-25
+    "tasks/list": _PAGED,  # 2025-11-25
 }
 
 

@@ -18,21 +18,21 @@ from __future__ import annotations
 
 import base64
 import inspect
-import logging
 import re
 import threading
 import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import content as content_mod
 from . import jsonrpc, mrtr, schema, validation, versions
+from . import tasks as tasks_mod
 from .context import Context
 from .dispatch import Dispatcher
 from .jsonrpc import InvalidParams, JsonRpcError
+from .logs import LazyLogger
 
-log = logging.getLogger("mcpkit.server")
+log = LazyLogger("mcpkit.server")  # see mcpkit.logs
 
 
 DEFAULT_PAGE_SIZE = 100
@@ -45,22 +45,37 @@ class Listener(Protocol):
 
     def resource_updated(self, uri: str) -> None: ...
 
+    def task_status(self, task: tasks_mod.Task) -> None: ...
+
 
 # -- registry entries --------------------------------------------------------------------
 
 
-@dataclass
+# Plain classes, not dataclasses: the dataclasses module and the code it generates per
+# class cost a server about 3 ms of start-up, a tenth of a bare interpreter's (bench/).
+
+
 class Tool:
-    name: str
-    fn: Callable[..., Any]
-    input_schema: dict[str, Any]
-    description: str = ""
-    title: str | None = None
-    annotations: dict[str, Any] | None = None
-    output_schema: dict[str, Any] | None = None
-    context_param: str | None = None
-    icons: list[dict[str, Any]] | None = None
-    validator: Any = field(default=None, repr=False)
+    __slots__ = ("name", "fn", "input_schema", "description", "title", "annotations",
+                 "output_schema", "context_param", "icons", "validator", "task_support",
+                 "defer_task")
+
+    def __init__(self, name: str, fn: Callable[..., Any], input_schema: dict[str, Any],
+                 description: str = "", title: str | None = None,
+                 annotations: dict[str, Any] | None = None,
+                 output_schema: dict[str, Any] | None = None, context_param: str | None = None,
+                 icons: list[dict[str, Any]] | None = None, validator: Any = None,
+                 task_support: str = "forbidden", defer_task: bool = False) -> None:
+        self.name, self.fn, self.input_schema = name, fn, input_schema
+        self.description, self.title, self.annotations = description, title, annotations
+        self.output_schema, self.context_param = output_schema, context_param
+        self.icons, self.validator = icons, validator
+        # The tasks extension: "forbidden", "optional" or "required"; and whether the tool
+        # calls ctx.start_task() itself.
+        self.task_support, self.defer_task = task_support, defer_task
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
 
     def definition(self, version: str) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -74,19 +89,25 @@ class Tool:
             out["annotations"] = self.annotations
         if self.icons and versions.at_least(version, "2025-11-25"):
             out["icons"] = self.icons
+        if self.task_support != "forbidden" and versions.at_least(version, "2025-11-25"):
+            out["execution"] = {"taskSupport": self.task_support}
         return out
 
 
-@dataclass
 class Resource:
-    uri: str
-    fn: Callable[..., Any]
-    name: str
-    description: str = ""
-    mime_type: str | None = None
-    title: str | None = None
-    pattern: re.Pattern[str] | None = None  # set for templates
-    context_param: str | None = None
+    __slots__ = ("uri", "fn", "name", "description", "mime_type", "title", "pattern",
+                 "context_param")
+
+    def __init__(self, uri: str, fn: Callable[..., Any], name: str, description: str = "",
+                 mime_type: str | None = None, title: str | None = None,
+                 pattern: re.Pattern[str] | None = None,  # set for templates
+                 context_param: str | None = None) -> None:
+        self.uri, self.fn, self.name, self.description = uri, fn, name, description
+        self.mime_type, self.title, self.pattern = mime_type, title, pattern
+        self.context_param = context_param
+
+    def __repr__(self) -> str:
+        return f"Resource({self.uri!r})"
 
     def definition(self, version: str) -> dict[str, Any]:
         key = "uriTemplate" if self.pattern else "uri"
@@ -100,14 +121,17 @@ class Resource:
         return out
 
 
-@dataclass
 class Prompt:
-    name: str
-    fn: Callable[..., Any]
-    arguments: list[dict[str, Any]]
-    description: str = ""
-    title: str | None = None
-    context_param: str | None = None
+    __slots__ = ("name", "fn", "arguments", "description", "title", "context_param")
+
+    def __init__(self, name: str, fn: Callable[..., Any], arguments: list[dict[str, Any]],
+                 description: str = "", title: str | None = None,
+                 context_param: str | None = None) -> None:
+        self.name, self.fn, self.arguments, self.description = name, fn, arguments, description
+        self.title, self.context_param = title, context_param
+
+    def __repr__(self) -> str:
+        return f"Prompt({self.name!r})"
 
     def definition(self, version: str) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -181,6 +205,7 @@ class Registry:
         self.completers: dict[tuple[str, str], Callable[..., Iterable[str]]] = {}
         self._listeners: set[Listener] = set()
         self._lock = threading.Lock()
+        self.tasks = tasks_mod.TaskStore(on_status=self._task_status)
         self.dispatcher = self._build_dispatcher()
 
     @property
@@ -207,13 +232,20 @@ class Registry:
         idempotent: bool | None = None,
         open_world: bool | None = None,
         icons: list[dict[str, Any]] | None = None,
+        task_support: str = "forbidden",
+        defer_task: bool = False,
     ) -> Any:
         """Register a tool. Use bare (``@server.tool``) or with options.
 
         The input schema comes from the type hints unless given; ``structured=True`` derives
         an ``outputSchema`` from the return annotation and returns ``structuredContent``.
-        The hint keywords become the tool's ``annotations``.
+        The hint keywords become the tool's ``annotations``. ``task_support`` (``"optional"``
+        or ``"required"``) lets a call answer at once with a task and run on (see
+        :mod:`mcpkit.tasks`); ``defer_task=True``: the tool starts the task itself, with
+        :meth:`Context.start_task`.
         """
+        if task_support not in tasks_mod.TASK_SUPPORT:
+            raise ValueError(f"task_support must be one of {', '.join(tasks_mod.TASK_SUPPORT)}")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             ctx_param = _context_param(fn)
@@ -244,6 +276,8 @@ class Registry:
                     context_param=ctx_param,
                     icons=icons,
                     validator=validation.compile_schema(in_schema),
+                    task_support=task_support,
+                    defer_task=defer_task,
                 )
             )
             return fn
@@ -396,6 +430,13 @@ class Registry:
         with self._lock:
             self._listeners.discard(listener)
 
+    def _task_status(self, task: tasks_mod.Task) -> None:
+        for listener in list(self._listeners):
+            listener.task_status(task)
+
+    def offers_tasks(self) -> bool:
+        return any(tool.task_support != "forbidden" for tool in self.tools.values())
+
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed."""
         for listener in list(self._listeners):
@@ -418,6 +459,13 @@ class Registry:
         d.add_request("prompts/get", self._prompts_get)
         d.add_request("completion/complete", self._complete)
         d.add_request("logging/setLevel", self._set_level)
+        # Tasks: the extension (2026-07-28) and its earlier form (2025-11-25), whose
+        # tasks/result and tasks/list the extension dropped (-32601 there).
+        d.add_request("tasks/get", self._tasks_get)
+        d.add_request("tasks/update", self._tasks_update)
+        d.add_request("tasks/cancel", self._tasks_cancel)
+        d.add_request("tasks/result", self._tasks_result)
+        d.add_request("tasks/list", self._tasks_list)
         return d
 
     def _discover(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -425,6 +473,8 @@ class Registry:
             "supportedVersions": list(versions.SUPPORTED_VERSIONS),
             "capabilities": self.capabilities(),
         }
+        if self.offers_tasks():
+            result["capabilities"]["extensions"] = {tasks_mod.EXTENSION: {}}
         if self.instructions:
             result["instructions"] = self.instructions
         return self._cacheable(result)
@@ -468,6 +518,9 @@ class Registry:
         tool = self.tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}", {"name": name})
+        as_task = False
+        if tool.task_support != "forbidden" or "task" in params:  # plain calls skip this
+            as_task = self._as_task(tool, params, ctx)
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise InvalidParams('"arguments" must be an object')
@@ -479,19 +532,176 @@ class Registry:
             if versions.at_least(ctx.version, "2025-11-25"):
                 return content_mod.error_result(text).to_dict()
             raise InvalidParams(text)
+        if as_task:
+            return self._call_as_task(tool, arguments, ctx, params.get("task"))
+        return self._invoke(tool, arguments, ctx)
+
+    def _as_task(self, tool: Tool, params: dict[str, Any], ctx: Context) -> bool:
+        """Whether this call runs as a task, or the error for a call that must not be."""
+        if ctx.era == "modern":
+            # The server decides: a task whenever the client can take one. A 2025-11-25
+            # style params.task is ignored.
+            if tasks_mod.client_declares(ctx.client_capabilities):
+                return tool.task_support != "forbidden"
+            if tool.task_support == "required":
+                raise _needs_tasks(f"Tool {tool.name} runs only as a task: declare the "
+                                   f"{tasks_mod.EXTENSION} extension")
+            return False
+        if not versions.at_least(ctx.version, "2025-11-25"):
+            return False  # no tasks before 2025-11-25: params.task means nothing there
+        # 2025-11-25: the client asks for a task with params.task.
+        wants = isinstance(params.get("task"), dict)
+        if wants and tool.task_support == "forbidden":
+            raise JsonRpcError(jsonrpc.METHOD_NOT_FOUND,
+                               f"Tool {tool.name} does not run as a task: call it without "
+                               '"task"', {"name": tool.name})
+        if not wants and tool.task_support == "required":
+            raise JsonRpcError(jsonrpc.METHOD_NOT_FOUND,
+                               f'Tool {tool.name} runs only as a task: call it with "task"',
+                               {"name": tool.name})
+        return wants
+
+    def _invoke(self, tool: Tool, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Run a tool: its result, an ``isError`` one if it raised (protocol errors and
+        round trips propagate)."""
         kwargs = arguments  # a call with **kwargs copies them: the request is not changed
         if tool.context_param:
             kwargs = {**arguments, tool.context_param: ctx}
         try:
             value = tool.fn(**kwargs)
-        except (mrtr.InputRequired, mrtr.MissingClientCapability, JsonRpcError):
+        except (mrtr.InputRequired, mrtr.MissingClientCapability, JsonRpcError,
+                tasks_mod.TaskCancelled):
             raise
         except Exception as exc:
-            log.info("tool %s raised %s: %s", name, type(exc).__name__, exc)
+            log.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
             # KeyError's str() is the repr of its key; the message reads better bare.
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             return content_mod.error_result(f"{type(exc).__name__}: {detail}").to_dict()
         return self._tool_result(tool, value, ctx.version)
+
+    # -- tasks (the io.modelcontextprotocol/tasks extension) -----------------------------
+
+    def _call_as_task(self, tool: Tool, arguments: dict[str, Any], request_ctx: Context,
+                      asked: Any = None) -> dict[str, Any]:
+        """Run the tool on a thread of its own; answer with what comes first.
+
+        That is the task (``resultType: "task"``) once it starts: before the tool runs, or
+        when a ``defer_task`` tool calls ``ctx.start_task()``. A deferred tool may first
+        ask for input (an ``input_required`` round trip) or just return: then the call is
+        answered that way, and no task is made. ``asked``: 2025-11-25's ``params.task``.
+        """
+        ctx = request_ctx._task_copy()
+        handoff = _Handoff()
+        legacy = ctx.era == "legacy"
+        ttl = asked.get("ttl") if isinstance(asked, dict) else None
+
+        def start() -> None:
+            try:
+                task = self.tasks.create(owner=ctx.connection if legacy else None,
+                                         ttl_ms=ttl if isinstance(ttl, int) else None)
+            except tasks_mod.TooManyTasks as exc:
+                raise JsonRpcError(jsonrpc.INTERNAL_ERROR, str(exc)) from None
+            ctx.cancelled = task.cancelled
+            ctx.task = task  # from here on ctx.ask() waits on the task's questions
+            if legacy:
+                handoff.give(result={"task": task.legacy_info()})
+            else:
+                handoff.give(result={"resultType": "task", **task.info()})
+
+        ctx._start_task = start
+        thread = threading.Thread(target=self._run_task, args=(tool, arguments, ctx, handoff),
+                                  daemon=True, name=f"mcpkit-task-{tool.name}")
+        thread.start()
+        return handoff.take()
+
+    def _run_task(self, tool: Tool, arguments: dict[str, Any], ctx: Context,
+                  handoff: _Handoff) -> None:
+        result: dict[str, Any] | None = None
+        error: BaseException | None = None
+        try:
+            if not tool.defer_task:
+                ctx.start_task()
+            result = self._invoke(tool, arguments, ctx)
+        except tasks_mod.TaskCancelled:
+            return  # cancelled (or expired) while it waited for input: nothing to record
+        except Exception as exc:  # a protocol error, a round trip, or a bug of ours
+            error = exc
+        if ctx.task is None:  # it never became a task: the call gets this as its answer
+            handoff.give(result=result, error=error)
+        elif result is None:
+            self.tasks.fail(ctx.task, _error_object(error))
+        elif ctx.era == "legacy" and result.get("isError"):
+            # 2025-11-25: a tool that reports an error fails its task (tasks/result still
+            # gives the result); the extension calls that completed.
+            self.tasks.complete(ctx.task, result, tasks_mod.FAILED, "the tool reported an error")
+        else:
+            self.tasks.complete(ctx.task, result)
+
+    def _task_of(self, params: dict[str, Any], ctx: Context) -> tasks_mod.Task:
+        if ctx.era == "modern" and not tasks_mod.client_declares(ctx.client_capabilities):
+            raise _needs_tasks(f"{ctx.method} needs the {tasks_mod.EXTENSION} extension")
+        try:
+            task = self.tasks.get(params.get("taskId"))
+            # 2025-11-25: a session sees its own tasks only.
+            if ctx.era == "legacy" and task.owner is not ctx.connection:
+                raise tasks_mod.UnknownTask(task.id)
+            return task
+        except tasks_mod.UnknownTask:
+            raise InvalidParams(f"Unknown task: {params.get('taskId')} (it never existed, "
+                                "or it expired)", {"taskId": params.get("taskId")}) from None
+
+    def _tasks_get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        task = self._task_of(params, ctx)
+        if ctx.era == "legacy":
+            return task.legacy_info()
+        return {"resultType": "complete", **task.detailed()}
+
+    def _tasks_result(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """2025-11-25: the call's own answer, once the task is terminal (it waits)."""
+        if ctx.era == "modern":
+            raise jsonrpc.MethodNotFound(ctx.method)  # the extension inlines it in tasks/get
+        task = self._task_of(params, ctx)
+        if not self.tasks.wait_done(task, _Handoff.TIMEOUT_S):
+            raise JsonRpcError(jsonrpc.INTERNAL_ERROR, f"task {task.id} is still running "
+                               f"after {_Handoff.TIMEOUT_S:g} s: ask again")
+        if task.error is not None:  # what the call itself would have answered
+            raise JsonRpcError(task.error["code"], task.error["message"], task.error.get("data"))
+        if task.result is None:
+            raise InvalidParams(f"task {task.id} was cancelled: it has no result",
+                                {"taskId": task.id})
+        related = {tasks_mod.RELATED_TASK: {"taskId": task.id}}
+        return {**task.result, "_meta": {**(task.result.get("_meta") or {}), **related}}
+
+    def _tasks_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """2025-11-25: the session's tasks, paged."""
+        if ctx.era == "modern":
+            raise jsonrpc.MethodNotFound(ctx.method)  # tasks are not listed in the extension
+        page, next_cursor = self._page(self.tasks.owned_by(ctx.connection), params)
+        result: dict[str, Any] = {"tasks": [task.legacy_info() for task in page]}
+        if next_cursor:
+            result["nextCursor"] = next_cursor
+        return result
+
+    def _tasks_update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if ctx.era == "legacy":
+            raise jsonrpc.MethodNotFound(ctx.method)  # 2025-11-25 asks its client directly
+        task = self._task_of(params, ctx)
+        responses = params.get("inputResponses") or {}
+        if not isinstance(responses, dict):
+            raise InvalidParams('"inputResponses" must be an object keyed like inputRequests')
+        self.tasks.answer(task, responses)
+        return {}
+
+    def _tasks_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        task = self._task_of(params, ctx)
+        if ctx.era == "modern":
+            self.tasks.cancel(task)
+            return {}  # the extension: an empty ack, for a finished task too
+        if task.terminal:
+            raise InvalidParams(f"task {task.id} is {task.status} already: it cannot be "
+                                "cancelled", {"taskId": task.id})
+        self.tasks.cancel(task)
+        return task.legacy_info()
 
     def _tool_result(self, tool: Tool, value: Any, version: str) -> dict[str, Any]:
         if isinstance(value, content_mod.ToolResult):
@@ -614,6 +824,50 @@ class Registry:
                 f"unknown log level {level!r}; one of {', '.join(versions.LOG_LEVELS)}")
         ctx.connection.log_level = level
         return {}
+
+
+class _Handoff:
+    """One answer passed from a task's thread to the request waiting for it."""
+
+    #: A request waits this long at most for a deferred task to start (or answer).
+    TIMEOUT_S = 600.0
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._result: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+
+    def give(self, result: dict[str, Any] | None = None,
+             error: BaseException | None = None) -> None:
+        self._result, self._error = result, error
+        self._done.set()
+
+    def take(self) -> dict[str, Any]:
+        if not self._done.wait(self.TIMEOUT_S):
+            raise JsonRpcError(jsonrpc.INTERNAL_ERROR, "the tool neither answered nor started "
+                               f"its task within {self.TIMEOUT_S:g} s")
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+def _needs_tasks(message: str) -> JsonRpcError:
+    extensions = {tasks_mod.EXTENSION: {}}
+    return JsonRpcError(jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY, message,
+                        {"requiredCapabilities": {"extensions": extensions}})
+
+
+def _error_object(exc: BaseException | None) -> dict[str, Any]:
+    """A failed task's ``error``: the JSON-RPC error the call broke with."""
+    if isinstance(exc, JsonRpcError):
+        return exc.to_error()
+    if isinstance(exc, mrtr.MissingClientCapability):
+        return {"code": jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY, "message": str(exc),
+                "data": {"requiredCapabilities": {exc.capability: {}}}}
+    log.error("a task failed", exc_info=exc)
+    return {"code": jsonrpc.INTERNAL_ERROR,
+            "message": "Internal error; the server log has the details"}
 
 
 def _resource_contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]]:

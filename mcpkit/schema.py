@@ -11,7 +11,6 @@ list[...] / tuple[...], dict[str, ...], TypedDict, dataclasses, Any, and unions.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import re
 import types
@@ -95,7 +94,9 @@ def type_schema(hint: Any) -> dict[str, Any]:
         return _object(
             {name: type_schema(h) for name, h in hints.items()}, required, hint.__doc__
         )
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+    if isinstance(hint, type) and hasattr(hint, "__dataclass_fields__"):
+        import dataclasses  # only here: a server without dataclass hints never pays for it
+
         hints = typing.get_type_hints(hint, include_extras=True)
         properties: dict[str, Any] = {}
         required = []

@@ -176,6 +176,12 @@ def test_backoff_grows_caps_and_jitters():
     assert Backoff(base=20, jitter=0.5).delay(5) <= 30.0
 
 
+def test_backoff_stays_at_the_cap_after_very_many_failures():
+    # 2.0 ** 1100 overflows a float: a server failing for hours must still be retried
+    assert Backoff(jitter=0.0).delay(1100) == 30.0
+    assert 24.0 <= Backoff().delay(5000, random.Random(3)) <= 30.0
+
+
 # -- hosts with real servers -----------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ from conftest import wait_until as wait_for
 
 from mcpkit import Context, Server
 from mcpkit.examples import everything
+from mcpkit.transports import http as http_module
 from mcpkit.transports.http import SESSION_BACKLOG, HttpServerThread, _Session
 from mcpkit.transports.http_headers import decode_header_value, encode_header_value
 
@@ -74,7 +75,7 @@ def post(url: str, body: Any, headers: dict, **kw: Any) -> httpx.Response:
 
 def sse_messages(lines: Iterable[str]) -> Iterator[dict]:
     for line in lines:
-        if line.startswith("data:"):
+        if line.startswith("data:") and line[5:].strip():  # (not a priming event's)
             yield json.loads(line[5:])
 
 
@@ -348,9 +349,12 @@ def sometimes_slow() -> str:
     return "done"
 
 
-def test_a_quick_tool_runs_on_the_loop_until_it_is_slow_then_on_threads() -> None:
+def test_a_quick_tool_runs_on_the_loop_until_it_is_slow_then_on_threads(monkeypatch) -> None:
     """A handler that always answered fast runs inline; once it takes long it goes back to
     the executor for good, so slow calls then run side by side (the barrier needs three)."""
+    # "Fast" is 2 ms, which a loaded machine's scheduler alone can exceed: 0.1 s here, still
+    # well under the slow call's 0.5 s.
+    monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)
     with HttpServerThread(moody) as served:
         for _ in range(3):
             assert text_of(call(served.url, "sometimes_slow").json()) == "done"
@@ -702,3 +706,34 @@ def _answers(url: str) -> bool:
         return post(url, *modern("server/discover")).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_a_modern_context_tool_runs_on_the_executor_and_can_still_be_cancelled() -> None:
+    """2026-07-28: a tool that takes a Context runs on the executor's thread (no thread is
+    started for it), and closing its stream still cancels it."""
+    threads = Server("where", "1")
+    seen: dict[str, Any] = {}
+
+    @threads.tool
+    def where(ctx: Context) -> str:
+        """Name the thread this runs on."""
+        return threading.current_thread().name
+
+    @threads.tool
+    def wait(ctx: Context) -> str:
+        """Wait until cancelled."""
+        seen["cancelled"] = ctx.cancelled.wait(10)
+        return "done"
+
+    with HttpServerThread(threads) as served:
+        assert text_of(call(served.url, "where").json()).startswith("mcpkit-http")
+        body, headers = modern("tools/call", {"name": "wait", "arguments": {}})
+        payload = json.dumps(body).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+            sock.sendall(f"POST {served.app.path} HTTP/1.1\r\nHost: 127.0.0.1:{served.port}"
+                         f"\r\n{head}Content-Length: {len(payload)}\r\n\r\n".encode()
+                         + payload)
+            time.sleep(0.3)  # the tool is waiting now; closing the connection cancels it
+        assert wait_for(lambda: "cancelled" in seen, 5)
+        assert seen["cancelled"] is True

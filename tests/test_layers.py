@@ -85,3 +85,25 @@ def test_imports_only_go_down_the_table() -> None:
                                                and not same_pattern):
                 wrong.append(f"{name} imports {target}")
     assert not wrong, "imports that go up the layer table:\n" + "\n".join(sorted(wrong))
+
+
+def test_a_stdio_server_loads_only_what_its_first_request_needs():
+    """Start-up is mostly imports (bench/README.md): a server process answering a tools/list
+    must not have loaded logging, OpenSSL's hashes, dataclasses, HTTP or the client."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom mcpkit import Server\nserver = Server('s', '1')\n"
+            "@server.tool\ndef echo(text: str) -> str:\n    return text\n"
+            "server.run()\nprint(sorted(sys.modules), file=sys.stderr)\n")
+    request = (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":'
+               b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+               b'"io.modelcontextprotocol/clientCapabilities":{},'
+               b'"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}\n')
+    done = subprocess.run([sys.executable, "-c", code], input=request, capture_output=True,
+                          timeout=30)
+    assert b'"echo"' in done.stdout, done.stderr
+    loaded = set(eval(done.stderr.decode().strip().splitlines()[-1]))
+    heavy = {"logging", "hashlib", "hmac", "secrets", "dataclasses", "mcpkit.client",
+             "mcpkit.session", "mcpkit.transports.http", "asyncio", "jsonschema"}
+    assert not heavy & loaded, sorted(heavy & loaded)

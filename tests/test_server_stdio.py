@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 from conftest import MODERN, ROOT, SERVERS, Peer, modern_meta
@@ -419,3 +420,69 @@ def test_batches_are_answered_as_one_array_in_2025_03_26_only(peer_factory):
     later.initialize()
     later.write(b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]\n')
     assert later.next()["error"]["code"] == -32600
+
+
+def test_many_requests_in_one_chunk_all_answered_whole_with_threaded_tools_between():
+    """The reader writes the answers of one chunk together; tools that take a Context answer
+    (and report progress) from threads of their own meanwhile. Every line that comes out is
+    whole JSON, and every request gets exactly one answer."""
+    server = subprocess.Popen([sys.executable, "-m", "mcpkit", "serve", WORKBENCH],
+                              stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        calls = []
+        for i in range(1, 301):
+            if i % 10 == 0:  # on a thread of its own, with four progress notifications
+                params = {"name": "report", "arguments": {"steps": 3},
+                          "_meta": {**modern_meta(), "progressToken": f"p{i}"}}
+            else:
+                params = {"name": "echo", "arguments": {"text": "x" * (i * 37 % 900)},
+                          "_meta": modern_meta()}
+            calls.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
+        data = b"".join(json.dumps(c).encode() + b"\n" for c in calls)
+
+        def write() -> None:  # a thread: the answers fill the other pipe meanwhile
+            server.stdin.write(data)
+            server.stdin.flush()
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        lines = _lines_within(server.stdout, 30.0)
+        answered: dict[int, int] = {}
+        progress = 0
+        while len(answered) < 300:
+            line = next(lines)
+            assert line.endswith(b"\n"), line[-100:]
+            message = json.loads(line)
+            if message.get("method") == "notifications/progress":
+                progress += 1
+                continue
+            answered[message["id"]] = answered.get(message["id"], 0) + 1
+            assert "result" in message, message
+        assert sorted(answered) == list(range(1, 301))
+        assert progress == 30 * 4  # steps 0..3
+        writer.join(5)
+        server.stdin.close()
+        assert server.wait(10) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(5)
+        server.stdout.close()
+
+
+def _lines_within(stream, seconds: float):
+    """The lines of ``stream`` as they come; fails the test if they stop for ``seconds``."""
+    import os
+    import select
+
+    fd, buffered = stream.fileno(), b""
+    while True:
+        while b"\n" in buffered:
+            line, buffered = buffered.split(b"\n", 1)
+            yield line + b"\n"
+        ready, _, _ = select.select([fd], [], [], seconds)
+        assert ready, f"no output for {seconds} s"
+        chunk = os.read(fd, 65536)
+        assert chunk, "the server closed its stdout"
+        buffered += chunk

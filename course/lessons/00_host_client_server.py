@@ -313,11 +313,11 @@ tool_result
 # | 03 | dispatch: from a method name to the code that handles it | `dispatch.py` |
 # | 04 | a server: tools, resources, prompts, the stdio loop | `server.py` |
 # | 05 | a client: a session with one server | `session.py`, `client.py` |
-# | 06 | a host: many servers, one tool namespace | `host.py` |
+# | 06 | a host: many servers, one tool namespace, restarts | `host.py` |
 # | 07 | modern MCP: stateless requests and discovery | `versions.py` |
 # | 08 | streamable HTTP | `transports/http.py` |
 # | 09 | the real world: reference servers and official SDKs | |
-# | 10 | host and model: the agent loop | |
+# | 10 | host and model: the agent loop | `toolformats.py`, `agent.py` |
 #
 # Every module is short enough to read in one sitting. When a lesson says "`mcpkit` does
 # this", open the file and check.
@@ -335,11 +335,11 @@ tool_result
 # | 03 | despacho: del nombre de un método al código que lo maneja | `dispatch.py` |
 # | 04 | un servidor: herramientas, recursos, prompts, el bucle stdio | `server.py` |
 # | 05 | un cliente: una sesión con un servidor | `session.py`, `client.py` |
-# | 06 | un host: muchos servidores, un espacio de nombres de herramientas | `host.py` |
+# | 06 | un host: muchos servidores, un espacio de nombres de herramientas, reinicios | `host.py` |
 # | 07 | MCP moderno: solicitudes sin estado y descubrimiento | `versions.py` |
 # | 08 | HTTP con streaming (streamable HTTP) | `transports/http.py` |
 # | 09 | el mundo real: servidores de referencia y SDK oficiales | |
-# | 10 | host y modelo: el bucle del agente | |
+# | 10 | host y modelo: el bucle del agente | `toolformats.py`, `agent.py` |
 #
 # Cada módulo es lo bastante corto para leerlo de una sentada. Cuando una lección diga
 # "`mcpkit` hace esto", abre el archivo y compruébalo.

@@ -815,7 +815,8 @@ async with AsyncClient(NOTES) as async_client:
 #   programs, over the same sans-IO session.
 #
 # **Lab 05** (`labs/en/lab05_client.ipynb`): write the request/response core of a session,
-# graded against real servers that misbehave. Next, **lesson 06**: a host with many servers.
+# graded against real servers that misbehave. Next, **lesson 06**
+# (`06_many_servers.ipynb`): a host with many servers.
 
 # %% [markdown] lang="es"
 # ## Resumen
@@ -840,4 +841,4 @@ async with AsyncClient(NOTES) as async_client:
 #
 # **Laboratorio 05** (`labs/es/lab05_client.ipynb`): escribe el núcleo de solicitudes y
 # respuestas de una sesión, calificado contra servidores reales que se portan mal. Después, la
-# **lección 06**: un host con muchos servidores.
+# **lección 06** (`06_many_servers.ipynb`): un host con muchos servidores.

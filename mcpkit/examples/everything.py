@@ -20,8 +20,9 @@ import wave
 import zlib
 from typing import Annotated
 
-from mcpkit import Context, Server, ToolResult
+from mcpkit import Context, JsonRpcError, Server, ToolResult
 from mcpkit import content as c
+from mcpkit.jsonrpc import INTERNAL_ERROR
 
 server = Server(
     "mcpkit-everything",
@@ -358,6 +359,79 @@ def test_x_mcp_header(region: str) -> str:
 def json_schema_2020_12_tool(**arguments: object) -> str:
     """Tool with JSON Schema 2020-12 features, listed verbatim (SEP-1613, SEP-2106)."""
     return f"JSON Schema 2020-12 tool called with: {json.dumps(arguments)}"
+
+
+# -- SSE resumability (2025-11-25): a call that closes its own stream -----------------
+
+
+@server.tool
+def test_reconnection(ctx: Context) -> str:
+    """Closes its response stream before it answers: the client must reconnect (GET with
+    Last-Event-ID) to get the result."""
+    ctx.end_stream()
+    time.sleep(0.05)  # answer after the client has seen the stream end
+    return "Reconnection test completed: the result came on the resumed stream"
+
+
+# -- tasks (the io.modelcontextprotocol/tasks extension, 2026-07-28) -----------------
+
+
+@server.tool
+def greet(name: str) -> str:
+    """Says hello; never a task."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task_support="optional")
+def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+    """Waits `seconds` (a task when the client takes tasks), then reports; cancellable."""
+    if ctx.cancelled.wait(max(0.0, seconds)):
+        return "cancelled"  # a cancelled task keeps its status: this is not recorded
+    return f"Computed {label or 'result'} after {seconds:g} s"
+
+
+@server.tool(task_support="required")
+def failing_job(ctx: Context) -> str:
+    """Runs for a moment, then fails as a tool (a completed task with isError)."""
+    ctx.cancelled.wait(0.2)
+    raise RuntimeError("the job failed, as it always does")
+
+
+@server.tool(task_support="optional")
+def protocol_error_job() -> str:
+    """Breaks with a JSON-RPC error (a failed task)."""
+    raise JsonRpcError(INTERNAL_ERROR, "the job broke below the tool level")
+
+
+@server.tool(task_support="optional")
+def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks the user to confirm (the task waits in input_required), then "deletes"."""
+    answer = ctx.elicit(f"Delete {filename}?", {"type": "object", "properties": {
+        "confirm": {"type": "boolean"}}, "required": ["confirm"]})
+    confirmed = (answer.get("content") or {}).get("confirm") is True
+    return f"{'Deleted' if confirmed else 'Kept'} {filename}"
+
+
+@server.tool(task_support="optional")
+def multi_input(ctx: Context) -> str:
+    """Asks two questions at once; the task waits until both are answered."""
+    answers = ctx.ask({
+        "name": ("elicitation/create", {"mode": "form", "message": "Your name?",
+                                        "requestedSchema": NAME_SCHEMA}),
+        "confirm": ("elicitation/create", {"mode": "form", "message": "Go ahead?",
+                                           "requestedSchema": {"type": "object", "properties": {
+                                               "confirm": {"type": "boolean"}}}}),
+    })
+    return f"Both answered: {_outcome(answers['name'])}, {_outcome(answers['confirm'])}"
+
+
+@server.tool(task_support="required", defer_task=True)
+def test_tool_with_task(ctx: Context) -> str:
+    """Asks the user's name synchronously (input_required), then becomes a task."""
+    name = _text_of(ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name"), "name")
+    ctx.start_task()
+    ctx.cancelled.wait(0.1)
+    return f"Hello, {name}, from a task!"
 
 
 # -- list changes: the triggers flip a dynamic entry, which notifies listeners ---------

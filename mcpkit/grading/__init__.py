@@ -8,7 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
-from . import lab01, lab02, lab03, lab04, lab05, lab07, lab08, lab09
+from . import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08, lab09, lab10
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -33,6 +33,8 @@ from .lab03 import check_dispatcher, check_serve
 from .lab04 import NOTES_SEED, check_note_resources, check_note_tools, check_notes_server
 from .lab05 import check_end_of_stream, check_requests, check_timeouts
 from .lab05 import server_command as lab05_server_command
+from .lab06 import check_backoff, check_merge, check_namespace, check_supervisor
+from .lab06 import server_command as lab06_server_command
 from .lab07 import check_discover_result, check_next_step, check_request_era, check_request_state
 from .lab08 import (
     check_notes_front,
@@ -45,6 +47,7 @@ from .lab08 import (
 from .lab09 import check_harness, check_notes_port, check_reference_host
 from .lab09 import peers as lab09_peers
 from .lab09 import server_command as lab09_server_command
+from .lab10 import check_agent_loop, check_calls_and_results, check_tool_formats
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {
@@ -55,7 +58,9 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab07_modern": lab07.OFF_LIMITS,
     "lab08_http": lab08.OFF_LIMITS,
     "lab05_client": lab05.OFF_LIMITS,
+    "lab06_host": lab06.OFF_LIMITS,
     "lab09_real_world": lab09.OFF_LIMITS,
+    "lab10_host_model": lab10.OFF_LIMITS,
 }
 
 
@@ -77,12 +82,17 @@ __all__ = [
     "http_outcome",
     "modern_headers",
     "notes_front_server",
+    "check_backoff",
+    "check_agent_loop",
     "check_call_tool",
+    "check_calls_and_results",
     "check_classify",
     "check_content_length_decoder",
     "check_discover_result",
     "check_dispatcher",
     "check_encoders",
+    "check_merge",
+    "check_namespace",
     "check_end_of_stream",
     "check_harness",
     "check_notes_port",
@@ -101,9 +111,12 @@ __all__ = [
     "check_requests",
     "check_serve",
     "check_setup",
+    "check_supervisor",
     "check_timeouts",
+    "check_tool_formats",
     "get_language",
     "lab05_server_command",
+    "lab06_server_command",
     "lab09_notes_command",
     "lab09_peers",
     "lab09_server_command",

@@ -34,6 +34,14 @@ first, the answer becomes an SSE stream that ends with the final response. In th
 era the client closing a stream cancels its request; in the legacy era it does not
 (there, cancelling is the ``notifications/cancelled`` message).
 
+Resumable streams (legacy era): every SSE event of a session carries an ``id``, the first
+one (no data) a ``retry`` hint too, and the app keeps recent events in a bounded
+:class:`~mcpkit.transports.sse_store.EventStore`. When a call's stream ends before its
+answer (the client left, or the tool called ``ctx.end_stream()`` to free the connection),
+what the call still sends is kept there; a GET with ``Last-Event-ID`` gets the events after
+that id, then the rest of the call as it happens. An id no longer kept is a 400 that says
+so, never a silent gap.
+
 Several processes
 -----------------
 Because a modern request carries everything it needs, several uvicorn workers behind one
@@ -71,6 +79,7 @@ from ..framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, encode_ndjson, loa
 from ..server import Server
 from .http_headers import H_SESSION, H_VERSION, HeaderMirror
 from .http_security import LOOPBACK_NAMES, Guard, HttpError, RequestHeaders, accepts
+from .sse_store import EventStore, UnknownEvent
 
 log = logging.getLogger("mcpkit.http")
 
@@ -89,6 +98,8 @@ SESSION_BACKLOG = 1000
 MAX_SESSIONS = 1000
 #: Seconds a client has to send a request's body (its head: see http_protocol).
 BODY_TIMEOUT_S = 30.0
+#: The ``retry`` hint of a legacy SSE stream: how long a client waits to reconnect.
+SSE_RETRY_MS = 1000
 #: Handlers that answer within this many seconds every time run on the event loop.
 INLINE_BUDGET_S = 0.002
 #: uvicorn's HTTP protocol with mcpkit's deadlines: the C parser when httptools is there.
@@ -115,6 +126,7 @@ class _ClientGone(Exception):
 _DISCONNECTED = object()  # the client closed the connection
 _END = object()  # we are closing this response (session ended, app shutting down)
 _IDLE = object()  # nothing arrived within the keep-alive interval
+_BREAK = object()  # the handler closes its response stream now (Context.end_stream)
 
 
 # -- responses -------------------------------------------------------------------------
@@ -165,6 +177,10 @@ def _sse_event(message: dict[str, Any] | list[Any]) -> bytes | None:
     return None if data is None else b"event: message\ndata: " + data + b"\n"
 
 
+def _with_id(event_id: str, payload: bytes) -> bytes:
+    return b"id: " + event_id.encode() + b"\n" + payload
+
+
 def _final_for(message: dict[str, Any] | list[Any]) -> Callable[[Any], bool]:
     """How to recognise the answer that completes a POSTed request (or batch)."""
     if isinstance(message, list):  # a batch: its responses come back as one array
@@ -212,8 +228,10 @@ class _Outbox:
 
     async def get(self, timeout: float | None = None) -> Any:
         """The next item, or ``_IDLE`` after ``timeout`` seconds without one."""
-        # One pending get() survives a timeout: cancelling it could drop an item (3.11).
         if self._getter is None:
+            if not self._queue.empty():  # the common case in a stream: no task, no timer
+                return self._queue.get_nowait()
+            # One pending get() survives a timeout: cancelling it could drop an item (3.11).
             self._getter = asyncio.ensure_future(self._queue.get())
         done, _ = await asyncio.wait({self._getter}, timeout=timeout)
         if not done:
@@ -234,6 +252,68 @@ class _Outbox:
 # -- legacy sessions -------------------------------------------------------------------
 
 
+class _Reply:
+    """Where a legacy request's messages go: its response's outbox. It can also close
+    the response early (:meth:`mcpkit.context.Context.end_stream`); the client resumes."""
+
+    def __init__(self, outbox: _Outbox) -> None:
+        self._outbox = outbox
+
+    def __call__(self, message: Any) -> None:
+        self._outbox.put(message)
+
+    def end_stream(self) -> None:
+        self._outbox.put(_BREAK)
+
+
+class _Recorder:
+    """Gives one legacy SSE stream's events their ids and keeps them in the app's
+    :class:`~mcpkit.transports.sse_store.EventStore`, so the client can resume the stream.
+
+    A call's stream (``label="call"``) lives on after its response closes: what the call
+    still sends is recorded, and handed to ``follower``, the GET stream that resumed it.
+    Used on the event loop only.
+    """
+
+    def __init__(self, store: EventStore, session: _Session, label: str,
+                 stream_id: str | None = None) -> None:
+        self.store = store
+        self.session = session
+        self.label = label
+        # Opened with the first event: a request answered with plain JSON costs nothing.
+        self.stream_id = stream_id if stream_id and store.alive(stream_id) else None
+        self.follower: _Outbox | None = None
+
+    def _keep(self, payload: bytes) -> bytes:
+        if self.stream_id is None or not self.store.alive(self.stream_id):
+            # (Or dropped to make room: the stream goes on under a new id.)
+            self.stream_id = self.store.open(self.session.id, self.label)
+            if self.label == "call":
+                self.session.recorders[self.stream_id] = self
+        event_id = self.store.append(self.stream_id, payload)
+        return _with_id(event_id, payload)
+
+    def priming(self, retry_ms: int) -> bytes:
+        """The first event: an id and the ``retry`` hint, no data (the spec's advice, so a
+        client can resume even before the first message)."""
+        return self._keep(f"retry: {retry_ms}\ndata: \n\n".encode())
+
+    def event(self, message: Any) -> bytes | None:
+        payload = _sse_event(message)
+        if payload is None:
+            return None
+        event = self._keep(payload)
+        if self.follower is not None:
+            self.follower.put(event)
+        return event
+
+    def finish(self) -> None:
+        if self.stream_id is not None:
+            self.store.finish(self.stream_id)
+        if self.follower is not None:
+            self.follower.put(_END)
+
+
 class _Session:
     """One legacy session (2025-11-25 and earlier): its Connection and its GET stream."""
 
@@ -245,6 +325,8 @@ class _Session:
         self.ended = False
         # POST responses in progress, by request id: ended early if the client cancels.
         self.requests: dict[jsonrpc.RequestId, _Outbox] = {}
+        # Call streams that outlive their response (resumable), by their stream id.
+        self.recorders: dict[str, _Recorder] = {}
         self._lock = threading.Lock()
         self._stream: _Outbox | None = None
         self._backlog: deque[dict[str, Any]] = deque(maxlen=SESSION_BACKLOG)
@@ -300,9 +382,10 @@ class _QuickHandlers:
     by method and tool or prompt name, runs on the executor until it has answered within
     :data:`INLINE_BUDGET_S`; from then on it runs inline; the first time it takes longer it
     goes back to the executor for good. (A handler that waits on the client, or for
-    cancellation, takes a Context and runs on a thread of its own either way: handing it
-    that thread is what takes no time.) This is a speed-up that costs reading: without it,
-    everything would simply go to the executor.
+    cancellation, takes a Context: in a legacy session it runs on a thread of its own either
+    way, and handing it that thread is what takes no time; a 2026-07-28 request's runs on
+    the executor's thread, which may wait.) This is a speed-up that costs reading: without
+    it, everything would simply go to the executor.
     """
 
     def __init__(self, server: Server) -> None:
@@ -358,6 +441,7 @@ class McpHttpApp:
         max_sessions: int = MAX_SESSIONS,
         body_timeout_s: float = BODY_TIMEOUT_S,
         max_threads: int = 64,
+        sse_retry_ms: int = SSE_RETRY_MS,
     ) -> None:
         self.server = server
         self.path = "/" + path.strip("/")
@@ -368,8 +452,11 @@ class McpHttpApp:
         self.session_idle_timeout_s = session_idle_timeout_s
         self.max_sessions = max_sessions
         self.body_timeout_s = body_timeout_s
+        self.sse_retry_ms = sse_retry_ms
         self._sessions: dict[str, _Session] = {}
         self._streams: set[_Outbox] = set()
+        # The recent events of legacy SSE streams, every session's: one bound for them all.
+        self.events = EventStore()
         self._lock = threading.Lock()
         # conn.receive may run a plain tool right there, so it never runs on the event loop.
         self._executor = ThreadPoolExecutor(max_threads, thread_name_prefix="mcpkit-http")
@@ -539,10 +626,14 @@ class McpHttpApp:
             return
         outbox = _Outbox(asyncio.get_running_loop())
         session.requests[request_id] = outbox
+        recorder = _Recorder(self.events, session, "call")
         try:
-            await self._answer(receive, send, connection, message, outbox, modern=False)
+            await self._answer(receive, send, connection, message, outbox, modern=False,
+                               reply=_Reply(outbox), recorder=recorder)
         finally:
             session.requests.pop(request_id, None)
+            if recorder.stream_id is not None:
+                session.recorders.pop(recorder.stream_id, None)
 
     async def _post_batch(self, receive: Receive, send: AsgiSend, headers: RequestHeaders,
                           batch: list[Any]) -> None:
@@ -631,6 +722,7 @@ class McpHttpApp:
         for session in idle:
             log.info("ending idle session %s...", session.id[:8])
             session.ended = True
+            self.events.forget(session.id)
             self._spawn(session.connection.close)
 
     def _make_room_for_a_session(self, request_id: jsonrpc.RequestId | None) -> None:
@@ -650,6 +742,7 @@ class McpHttpApp:
         log.warning("%d sessions: ending %s..., idle the longest", self.max_sessions,
                     oldest.id[:8])
         oldest.end_streams()
+        self.events.forget(oldest.id)
         self._spawn(oldest.connection.close)
 
     # -- GET and DELETE (legacy sessions only) ------------------------------------------
@@ -664,13 +757,22 @@ class McpHttpApp:
         if not accepts(headers, "text/event-stream"):
             raise HttpError(406, jsonrpc.INVALID_REQUEST, "Accept must list text/event-stream")
         session = self._session(session_id, headers)
+        last_event_id = headers.get("last-event-id")
+        stream_id, missed = None, []
+        if last_event_id is not None:
+            stream_id, missed = self._missed(session, last_event_id)
+            if self.events.label(stream_id) == "call":
+                await self._resume_call(receive, send, session, stream_id, missed)
+                return
         outbox = _Outbox(asyncio.get_running_loop())
         if not session.attach(outbox):
             raise HttpError(409, jsonrpc.INVALID_REQUEST,
                             "This session already has its GET stream open")
+        # The session's own stream: resumed, it goes on under the same stream id.
+        recorder = _Recorder(self.events, session, "get", stream_id)
         try:
             async with self._open(receive, outbox):
-                await self._stream(send, outbox, None, lambda item: False)
+                await self._stream(send, outbox, None, lambda item: False, recorder, missed)
         finally:
             session.detach(outbox)
 
@@ -684,6 +786,7 @@ class McpHttpApp:
         with self._lock:
             self._sessions.pop(session.id, None)
         session.end_streams()
+        self.events.forget(session.id)
         self._spawn(session.connection.close)
         await _send_empty(send, 204)
 
@@ -691,15 +794,22 @@ class McpHttpApp:
 
     async def _answer(self, receive: Receive, send: AsgiSend, connection: Connection,
                       message: dict[str, Any] | list[Any], outbox: _Outbox, *,
-                      modern: bool) -> None:
-        """Feed one request (or batch) to ``connection``; write what comes out as the response."""
+                      modern: bool, reply: Callable[[Any], None] | None = None,
+                      recorder: _Recorder | None = None) -> None:
+        """Feed one request (or batch) to ``connection``; write what comes out as the
+        response (an SSE one resumable when there is a ``recorder``)."""
         key = self._quick.key(message)
         first = _IDLE
-        if self._quick.inline(key):
-            _receive(connection, message, outbox.put, self._quick, key)
+        reply = reply or outbox.put
+        if modern and connection.may_wait(message):
+            # A handler that takes a Context runs on the executor's thread, which may wait
+            # (starting a thread for it would cost more than the rest of the request).
+            self._spawn(_receive, connection, message, reply, self._quick, None, True)
+        elif self._quick.inline(key):
+            _receive(connection, message, reply, self._quick, key)
             first = outbox.ready()
         else:
-            self._spawn(_receive, connection, message, outbox.put, self._quick, key)
+            self._spawn(_receive, connection, message, reply, self._quick, key)
         is_final = _final_for(message)
         answered = False
         if first is not _IDLE and is_final(first):  # answered inline: no stream to watch
@@ -713,7 +823,8 @@ class McpHttpApp:
                     await _send_json(send, _status_of(first, modern), first)
                     answered = True
                 elif first is not _DISCONNECTED:
-                    answered = is_final(await self._stream(send, outbox, first, is_final))
+                    answered = is_final(
+                        await self._stream(send, outbox, first, is_final, recorder))
         finally:
             if modern and not answered:
                 # 2026-07-28: a client that closes the stream cancels its request (and a
@@ -735,30 +846,107 @@ class McpHttpApp:
                 self._streams.discard(outbox)
 
     async def _stream(self, send: AsgiSend, outbox: _Outbox, first: Any,
-                      is_final: Callable[[Any], bool]) -> Any:
+                      is_final: Callable[[Any], bool], recorder: _Recorder | None = None,
+                      missed: Iterable[tuple[str, bytes]] = ()) -> Any:
         """Write an SSE response until ``is_final`` says a message completes it, the
-        client leaves or the response is ended. Returns what ended it."""
+        client leaves or the response is ended. Returns what ended it.
+
+        With a ``recorder`` the events carry ids, and a call's stream that ends before its
+        answer (the client left, or the handler closed it) is drained into the event store
+        until the answer, for the client to resume. ``missed``: events to send again
+        first (a resumed stream's)."""
         await _start_sse(send)
         item = first
+        ended = False  # the last event went out with the end of the body, in one write
         try:
+            for event_id, payload in missed:
+                await _write(send, _with_id(event_id, payload))
+            if recorder is not None and recorder.label == "call":
+                # (A GET stream's every event has an id: it needs no priming.)
+                await _write(send, recorder.priming(self.sse_retry_ms))
             while item is not _DISCONNECTED and item is not _END:
                 if item is _IDLE:
                     # A comment line: keeps proxies from timing the stream out, and lets
                     # us notice a client that went away.
-                    await send({"type": "http.response.body", "body": b": keepalive\n\n",
-                                "more_body": True})
-                elif item is not None and (event := _sse_event(item)) is not None:
-                    await send({"type": "http.response.body", "body": event,
-                                "more_body": True})
-                    if is_final(item):
+                    await _write(send, b": keepalive\n\n")
+                elif item is _BREAK:
+                    if recorder is not None:
+                        break
+                elif item is not None:
+                    event = _sse_event(item) if recorder is None else recorder.event(item)
+                    final = is_final(item)
+                    if event is not None:
+                        await send({"type": "http.response.body", "body": event,
+                                    "more_body": not final})
+                        ended = final
+                    if final:
+                        if recorder is not None:
+                            recorder.finish()
                         return item
                 item = await outbox.get(self.keepalive_s)
-            return item
+        except OSError:
+            item = _DISCONNECTED
         finally:
             try:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                if not ended:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
             except OSError:
                 pass  # the client is gone: nothing left to end
+        if recorder is not None and recorder.label == "call" and item is not _END:
+            return await self._drain(outbox, recorder, is_final)
+        return item
+
+    async def _drain(self, outbox: _Outbox, recorder: _Recorder,
+                     is_final: Callable[[Any], bool]) -> Any:
+        """Record what a call sends after its response closed, until its answer."""
+        while True:
+            item = await outbox.get(self.keepalive_s)
+            if item is _END:  # the session ended: no answer will come
+                recorder.finish()
+                return item
+            if item is _IDLE or item is _DISCONNECTED or item is _BREAK or item is None:
+                continue
+            recorder.event(item)
+            if is_final(item):
+                recorder.finish()
+                return item
+
+    def _missed(self, session: _Session, last_event_id: str) -> tuple[str, list[Any]]:
+        """The stream a ``Last-Event-ID`` names, and its events after that one."""
+        try:
+            return self.events.after(last_event_id, session.id)
+        except UnknownEvent as exc:
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            f"Last-Event-ID: {exc}; send GET without it for a fresh stream, "
+                            "or repeat the request") from None
+
+    async def _resume_call(self, receive: Receive, send: AsgiSend, session: _Session,
+                           stream_id: str, missed: list[tuple[str, bytes]]) -> None:
+        """GET with the ``Last-Event-ID`` of a call's stream: what it said after that
+        event, then (if the call still runs) what it says next, until its answer."""
+        follower = _Outbox(asyncio.get_running_loop())
+        recorder = session.recorders.get(stream_id)
+        live = recorder is not None and not self.events.finished(stream_id)
+        if live:
+            assert recorder is not None
+            recorder.follower = follower  # no await since after(): nothing missed between
+        await _start_sse(send)
+        try:
+            for event_id, payload in missed:
+                await _write(send, _with_id(event_id, payload))
+            if live:
+                async with self._open(receive, follower):
+                    item = await follower.get(self.keepalive_s)
+                    while item is not _END and item is not _DISCONNECTED:
+                        await _write(send, b": keepalive\n\n" if item is _IDLE else item)
+                        item = await follower.get(self.keepalive_s)
+        except OSError:
+            pass
+        finally:
+            if recorder is not None and recorder.follower is follower:
+                recorder.follower = None
+            with contextlib.suppress(OSError):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     # -- shutting down -------------------------------------------------------------------
 
@@ -781,12 +969,13 @@ class McpHttpApp:
 
 
 def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None],
-             quick: _QuickHandlers, key: tuple[str, str | None] | None) -> None:
+             quick: _QuickHandlers, key: tuple[str, str | None] | None,
+             may_block: bool = False) -> None:
     """``connection.receive``, timed for :class:`_QuickHandlers`: a bug must not leave the
     client waiting."""
     started = time.perf_counter()
     try:
-        connection.receive(message, reply)
+        connection.receive(message, reply, may_block=may_block)
     except Exception:
         log.exception("the server failed on %s", message.get("method"))
         reply(jsonrpc.error_response(message.get("id"), jsonrpc.INTERNAL_ERROR,
@@ -799,6 +988,10 @@ def _status_of(response: dict[str, Any], modern: bool) -> int:
     if modern and "error" in response:
         return _MODERN_ERROR_STATUS.get(response["error"].get("code"), 200)
     return 200
+
+
+async def _write(send: AsgiSend, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
 async def _watch_disconnect(receive: Receive, outbox: _Outbox) -> None:

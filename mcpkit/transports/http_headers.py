@@ -28,7 +28,8 @@ H_NAME = "mcp-name"
 H_PARAM_PREFIX = "mcp-param-"
 
 #: The body field that the ``Mcp-Name`` header repeats, by method (2026-07-28).
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 _BASE64_FORM = re.compile(r"=\?base64\?([^?]*)\?=")  # the sentinel is lowercase on purpose
 

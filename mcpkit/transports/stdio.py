@@ -8,14 +8,15 @@ and of any child it starts, land in the log, not on the wire.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, decoder_for, encoder_for
 from ..jsonrpc import encode_or_replace
+from ..logs import LazyLogger
 
 
 class Receiver(Protocol):
@@ -32,7 +33,7 @@ class Connectable(Protocol):
 
     def connect(self, send: Callable[[dict[str, Any]], None]) -> Receiver: ...
 
-log = logging.getLogger("mcpkit.stdio")
+log = LazyLogger("mcpkit.stdio")  # see mcpkit.logs
 
 READ_SIZE = 64 * 1024
 
@@ -62,6 +63,14 @@ def serve_stdio(
     read = _fd_reader(0) if stdin is None else _stream_reader(stdin)
 
     broken = False
+    # Answers the reader produces while it handles a chunk of several messages are held and
+    # written together when the chunk is done: one write instead of one per answer, which
+    # is most of a small request's cost when a client keeps many in flight. Messages sent
+    # from other threads (tools that take a Context) are written at once, as before; the
+    # lock keeps a held batch and such a message from interleaving in the pipe.
+    held: list[bytes] | None = None
+    reader = threading.get_ident()
+    write_lock = threading.Lock()
 
     def send(message: dict[str, Any]) -> None:
         nonlocal broken
@@ -74,13 +83,22 @@ def serve_stdio(
             data = encode_or_replace(encode, message)
             if data is None:
                 return
+        if held is not None and threading.get_ident() == reader:
+            held.append(data)
+            return
+        put(data)
+
+    def put(data: bytes) -> None:
+        nonlocal broken
         try:
-            write(data)
+            with write_lock:
+                write(data)
         except (OSError, ValueError) as exc:  # ValueError: a closed stream
             broken = True
             log.warning("the client went away (%s); dropping further output", exc)
 
     connection = server.connect(send)
+    receive = connection.receive
     try:
         while not broken:
             try:
@@ -90,10 +108,20 @@ def serve_stdio(
                 break
             if not data:
                 break
-            for item in decoder.feed(data):
-                connection.receive(item)
+            items = decoder.feed(data)
+            if len(items) == 1:  # one message per read: a client waiting for each answer
+                receive(items[0])
+                continue
+            held = []
+            try:
+                for item in items:
+                    receive(item)
+            finally:
+                batch, held = held, None
+                if batch and not broken:
+                    put(b"".join(batch))
         for item in decoder.close():
-            connection.receive(item)
+            receive(item)
     except KeyboardInterrupt:
         log.info("interrupted")
     finally:

@@ -1,0 +1,931 @@
+"""Checks for lab 06 (a host): merging namespaces, routing, the restart policy, a supervisor.
+
+Parts 1 to 3 are pure functions and small classes, held to :mod:`mcpkit.host` itself on
+generated inputs: :func:`~mcpkit.host.merge_namespace` for the merge and the namespace that
+is merged again after each change, :class:`~mcpkit.host.Backoff` for the delays (with a
+scripted random source, so that the jitter is reproducible and nothing sleeps). Part 4 starts
+real server processes (:mod:`mcpkit.grading.lab06_server`), kills them with SIGKILL and
+watches the learner's supervisor bring them back, with an injected sleep (no real waiting)
+and an injected clock. After each case it looks for anything left behind: a thread still
+running, or a child process (zombies count).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .. import host
+from .core import Gen, Seen, Step, _, case, differential, drop_each, run_checks, seen
+from .lab05 import bounded
+
+#: The host is what this lab asks the learner to write.
+OFF_LIMITS: dict[str, set[str]] = {
+    "mcpkit": {"Host"},
+    "mcpkit.host": {"Host", "Backoff", "merge_namespace", "NameCollision", "UnknownName",
+                    "NAMING_POLICIES", "HostEvent", "ServerConfig", "load_config",
+                    "CONNECTORS", "ServerStatus", "ServerUnavailable", "Watch", "HostError",
+                    "ConfigError", "RESTART_POLICIES", "_View", "_Managed"},
+}
+
+SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab06_server.py")
+POLICIES = ("prefix", "prefix-on-collision", "first-wins", "reject")
+#: How long a supervisor may take to bring a killed server back (it sleeps for no time).
+RESTART_WAIT = 2.0
+#: How long close() may take (a correct one takes milliseconds: closing stdin ends the test
+#: server at once), and then the threads and processes it ended, to be gone.
+CLOSE_GRACE = 1.0
+GONE_GRACE = 0.5
+
+
+def server_command(log: str | None = None) -> list[str]:
+    """The command that starts lab 06's test server (``log``: a file it appends its pid to)."""
+    return [sys.executable, "-I", SERVER_SCRIPT, *([log] if log else [])]
+
+
+def failing_command(log: str) -> list[str]:
+    """A server that logs its start, then exits at once without answering."""
+    code = ("import os, sys\nwith open(sys.argv[1], 'a') as f: f.write(f'{os.getpid()}\\n')\n"
+            "raise SystemExit(3)")
+    return [sys.executable, "-I", "-c", code, log]
+
+
+# --------------------------------------------------------------------------- the references
+
+_TAG = "\x00lab06-source"
+
+
+class UnknownTool(LookupError):
+    """The reference's error for an unknown exposed name (the lab's setup defines the same)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def reference_merge(servers: dict[str, list[dict[str, Any]]], policy: str = "prefix-on-collision",
+                    separator: str = "__") -> tuple[list[dict], dict[str, tuple[str, str]], list]:
+    """mcpkit's merge, shaped as the lab asks: (tools, routes, hidden)."""
+    tagged = [(server, [{**tool, _TAG: (server, i)} for i, tool in enumerate(tools)])
+              for server, tools in servers.items()]
+    merged, routes, _warnings = host.merge_namespace(tagged, "name", policy, separator, "tool")
+    kept = {tool[_TAG] for tool in merged}
+    hidden = [(server, tool["name"]) for server, tools in tagged for tool in tools
+              if tool[_TAG] not in kept]
+    return [{k: v for k, v in t.items() if k != _TAG} for t in merged], routes, hidden
+
+
+class ReferenceNamespace:
+    """Servers' tool lists, merged again from scratch (in config order) after each change."""
+
+    def __init__(self, servers: list[str], policy: str = "prefix-on-collision",
+                 separator: str = "__") -> None:
+        self.order = list(servers)
+        self.policy = policy
+        self.separator = separator
+        self.lists: dict[str, list[dict[str, Any]]] = {}
+        self._tools: list[dict[str, Any]] = []
+        self._routes: dict[str, tuple[str, str]] = {}
+
+    def _merge(self, lists: dict[str, list[dict[str, Any]]]) -> None:
+        ordered = {s: lists[s] for s in self.order if s in lists}
+        self._tools, self._routes, _hidden = reference_merge(ordered, self.policy,
+                                                             self.separator)
+
+    def update(self, server: str, tools: list[dict[str, Any]]) -> None:
+        lists = {**self.lists, server: [dict(t) for t in tools]}
+        self._merge(lists)  # a collision under "reject" raises here, before anything changed
+        self.lists = lists
+
+    def remove(self, server: str) -> None:
+        self.lists.pop(server, None)
+        self._merge(self.lists)
+
+    def tools(self) -> list[dict[str, Any]]:
+        return [dict(t) for t in self._tools]
+
+    def route(self, name: str) -> tuple[str, str]:
+        try:
+            return self._routes[name]
+        except (KeyError, TypeError):
+            raise UnknownTool(f"no server offers a tool named {name!r}", name) from None
+
+
+class ReferenceBackoff:
+    """mcpkit's Backoff, plus the streak of consecutive failures and the notice."""
+
+    def __init__(self, rng: Any, base: float = 0.5, factor: float = 2.0, cap: float = 30.0,
+                 jitter: float = 0.2, notice_after: int = 3) -> None:
+        self.policy = host.Backoff(base=base, factor=factor, cap=cap, jitter=jitter)
+        self.rng = rng
+        self.notice_after = notice_after
+        self.failures = 0
+
+    def delay(self, failures: int) -> float:
+        return self.policy.delay(failures, self.rng)
+
+    def failure(self) -> tuple[float, bool]:
+        self.failures += 1
+        return self.delay(self.failures), self.failures == self.notice_after
+
+    def success(self) -> None:
+        self.failures = 0
+
+
+class ScriptedRandom:
+    """A random source that plays back fixed values: the jitter becomes reproducible."""
+
+    def __init__(self, values: list[float]) -> None:
+        self.values = list(values)
+        self.drawn = 0
+
+    def random(self) -> float:
+        value = self.values[self.drawn % len(self.values)]
+        self.drawn += 1
+        return value
+
+    def uniform(self, a: float, b: float) -> float:
+        return a + (b - a) * self.random()
+
+
+# --------------------------------------------------------------------------- how results look
+
+
+def _error_view(exc: BaseException) -> dict[str, Any]:
+    """An error as compared: its class, its ``name`` and ``servers``, and whether the
+    message names them (its wording is free)."""
+    view: dict[str, Any] = {"raised": type(exc).__name__}
+    text = str(exc)
+    name = getattr(exc, "name", None)
+    if type(exc).__name__ in ("NameCollision", "UnknownTool"):
+        view["name"] = seen(name)
+        mentioned = [name]
+        servers = getattr(exc, "servers", None)
+        if servers is not None:
+            servers = seen(servers)
+            view["servers"] = list(servers) if isinstance(servers, list | tuple) else servers
+            if isinstance(servers, list):
+                mentioned += servers
+        view[_("the message names them", "el mensaje los nombra")] = all(
+            isinstance(m, str) and m in text for m in mentioned)
+    return view
+
+
+def _outcome(fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return seen(fn(*args))
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        return _error_view(exc)
+
+
+def _done(fn: Callable[..., Any], *args: Any) -> Any:
+    """A call made for its effect: None, or the error it raised (what it returns is free)."""
+    try:
+        fn(*args)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        return _error_view(exc)
+    return None
+
+
+def _show_servers(servers: dict[str, list[dict[str, Any]]]) -> str:
+    return "{" + ", ".join(f"{s!r}: {[t.get('name') for t in tools]}"
+                           for s, tools in servers.items()) + "}"
+
+
+def _merged(impl: Callable[..., Any], servers: dict, policy: str, separator: str = "__"
+            ) -> list[Any]:
+    """merge() on a copy of ``servers``: its result, then whether the input was left alone."""
+    given = copy.deepcopy(servers)
+    got = _outcome(impl, given, policy, separator)
+    if isinstance(got, list) and len(got) == 3 and isinstance(got[1], dict):
+        got = [got[0], {k: list(v) if isinstance(v, list | tuple) else v
+                        for k, v in got[1].items()}, got[2]]
+    return [got, seen(given) == seen(servers)]
+
+
+def _tools(*names: str, **extra: Any) -> list[dict[str, Any]]:
+    return [{"name": n, "description": f"{n} ({extra.get('of', 'a server')})"} for n in names]
+
+
+# --------------------------------------------------------------------------- part 1
+
+
+def check_merge(merge: Callable[..., Any]) -> None:
+    """Part 1: merge() under every policy, against merge_namespace on generated servers."""
+    two = {"files": _tools("search", "read", of="files"),
+           "web": _tools("search", "fetch", of="web")}
+
+    def expect(servers: dict, policy: str, separator: str = "__") -> list[Any]:
+        return _merged(reference_merge, servers, policy, separator)
+
+    results = [
+        case(_("no collision: names stay as they are", "sin colisión: los nombres no cambian"),
+             lambda: _merged(merge, {"files": _tools("read"), "web": _tools("fetch")},
+                             "prefix-on-collision"),
+             expect({"files": _tools("read"), "web": _tools("fetch")}, "prefix-on-collision"),
+             hint=_("with prefix-on-collision only names that two servers offer get a prefix",
+                    "con prefix-on-collision solo llevan prefijo los nombres que ofrecen dos "
+                    "servidores")),
+        case(_("prefix-on-collision: both `search` tools get their server's prefix",
+               "prefix-on-collision: las dos `search` llevan el prefijo de su servidor"),
+             lambda: _merged(merge, two, "prefix-on-collision"),
+             expect(two, "prefix-on-collision"),
+             hint=_("rename every holder of a shared name (files__search and web__search), "
+                    "not only the second one: then no name depends on which server came first",
+                    "renombra a todos los que comparten el nombre (files__search y "
+                    "web__search), no solo al segundo: así ningún nombre depende de qué "
+                    "servidor llegó primero")),
+        case(_("prefix: every tool gets its server's prefix",
+               "prefix: todas las herramientas llevan el prefijo de su servidor"),
+             lambda: _merged(merge, two, "prefix", "/"), expect(two, "prefix", "/"),
+             hint=_("server + separator + name, for every tool, colliding or not",
+                    "servidor + separador + nombre, para cada herramienta, colisione o no")),
+        case(_("first-wins: the later `search` is hidden, and listed as hidden",
+               "first-wins: la `search` posterior queda oculta, y aparece como oculta"),
+             lambda: _merged(merge, two, "first-wins"), expect(two, "first-wins"),
+             hint=_("the first server in order keeps the name; the later tool is left out of "
+                    "the tools and routes and goes into hidden as (server, name)",
+                    "el primer servidor en orden se queda el nombre; la herramienta posterior "
+                    "queda fuera de las herramientas y las rutas y va a hidden como "
+                    "(servidor, nombre)")),
+        case(_("reject: NameCollision naming the tool and both servers",
+               "reject: NameCollision con la herramienta y los dos servidores"),
+             lambda: _merged(merge, two, "reject"), expect(two, "reject"),
+             hint=_("raise NameCollision(message, name, (first, second)); the message must "
+                    "name the tool and both servers, so that the user knows what to rename",
+                    "lanza NameCollision(mensaje, nombre, (primero, segundo)); el mensaje debe "
+                    "nombrar la herramienta y los dos servidores, para que el usuario sepa qué "
+                    "renombrar")),
+        case(_("reject: a name twice in one server is not a collision between servers",
+               "reject: un nombre repetido en un servidor no es una colisión entre servidores"),
+             lambda: _merged(merge, {"files": _tools("read", "read")}, "reject"),
+             expect({"files": _tools("read", "read")}, "reject"),
+             hint=_("only two different servers collide; a server's own duplicate is hidden "
+                    "(its first one wins), under every policy",
+                    "solo chocan dos servidores distintos; el duplicado de un mismo servidor "
+                    "queda oculto (gana el primero), con cualquier política")),
+        case(_("a prefixed name can collide too (`a` + `b__c`, `a__b` + `c`)",
+               "un nombre con prefijo también puede chocar (`a` + `b__c`, `a__b` + `c`)"),
+             lambda: _merged(merge, {"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
+             expect({"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
+             hint=_("check the exposed name, after the prefix, against the names already "
+                    "taken",
+                    "compara el nombre expuesto, ya con el prefijo, con los nombres ya "
+                    "ocupados")),
+        case(_("the servers' own lists are left alone", "las listas de los servidores no se tocan"),
+             lambda: _merged(merge, two, "prefix")[1], True,
+             hint=_("copy each tool ({**tool, 'name': exposed}) instead of renaming it in "
+                    "place: the server's list is the server's",
+                    "copia cada herramienta ({**tool, 'name': expuesto}) en lugar de "
+                    "renombrarla en su sitio: la lista del servidor es del servidor")),
+        case(_("an unknown policy is a ValueError", "una política desconocida es un ValueError"),
+             lambda: _merged(merge, two, "last-wins")[0], {"raised": "ValueError"}),
+        differential(
+            _("behaves like mcpkit's merge_namespace on generated servers (every policy, "
+              "separators inside names, duplicates, empty servers)",
+              "se comporta como merge_namespace de mcpkit con servidores generados (todas las "
+              "políticas, separadores dentro de los nombres, duplicados, servidores vacíos)"),
+            key="lab06/merge", generate=_gen_merge, trial=_merge_trial,
+            reference=reference_merge, learner=merge, show=_show_merge, cases=150,
+            shrink=_shrink_merge, hint=_merge_hint),
+    ]
+    run_checks(results)
+
+
+_SERVER_NAMES = ("files", "web", "git", "a", "a__b", "db", "a/b")
+_TOOL_NAMES = ("search", "read", "fetch", "list", "b__c", "c", "b/c", "query", "x" * 120)
+
+
+def _gen_servers(rng: Gen) -> dict[str, list[dict[str, Any]]]:
+    servers: dict[str, list[dict[str, Any]]] = {}
+    for name in rng.sample(_SERVER_NAMES, rng.randint(1, 4)):
+        tools = []
+        for tool in rng.sample(_TOOL_NAMES, rng.randint(0, 4)):
+            entry: dict[str, Any] = {"name": tool, "description": rng.text()}
+            if rng.random() < 0.3:
+                entry["inputSchema"] = {"type": "object", "properties": {}}
+            tools.append(entry)
+        if tools and rng.random() < 0.1:
+            tools.append(dict(tools[0]))  # a duplicate within one server
+        servers[name] = tools
+    return servers
+
+
+def _gen_merge(rng: Gen) -> tuple[dict, str, str]:
+    return _gen_servers(rng), rng.choice(POLICIES), rng.choice(["__", "__", "/", "."])
+
+
+def _merge_trial(impl: Callable[..., Any], x: tuple[dict, str, str]) -> list[Step]:
+    servers, policy, separator = x
+    result, untouched = _merged(impl, servers, policy, separator)
+    label = f"merge({_show_servers(servers)}, {policy!r}, {separator!r})"
+    return [Step(label, result),
+            Step(_("the input afterwards is unchanged", "la entrada sigue igual después"),
+                 untouched)]
+
+
+def _show_merge(x: tuple[dict, str, str]) -> str:
+    servers, policy, separator = x
+    return f"merge({_show_servers(servers)}, {policy!r}, {separator!r})"
+
+
+def _shrink_merge(x: tuple[dict, str, str]) -> Iterator[tuple[dict, str, str]]:
+    servers, policy, separator = x
+    names = list(servers)
+    for fewer in drop_each(names):
+        if fewer:
+            yield {n: servers[n] for n in fewer}, policy, separator
+    for n in names:
+        for tools in drop_each(servers[n]):
+            yield {**servers, n: tools}, policy, separator
+    if separator != "__":
+        yield servers, policy, "__"
+
+
+def _merge_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
+    if expected is not None and "unchanged" in expected.label or (
+            expected is not None and "sigue igual" in expected.label):
+        return _("copy each tool instead of changing the server's dict",
+                 "copia cada herramienta en lugar de cambiar el dict del servidor")
+    return None
+
+
+# --------------------------------------------------------------------------- part 2
+
+
+def check_namespace(make: Callable[..., Any]) -> None:
+    """Part 2: a namespace merged again on every change, and routing by exposed name."""
+
+    def run(cls: Any, ops: list[tuple]) -> list[Any]:
+        return [step.seen for step in _namespace_trial(cls, ops)]
+
+    def both(ops: list[tuple]) -> tuple[Callable[[], Any], Any]:
+        return (lambda: run(make, ops)), run(ReferenceNamespace, ops)
+
+    files = ("update", "files", ["search", "read"])
+    web = ("update", "web", ["search", "fetch"])
+    results = [
+        case(_("route an exposed name to (server, original name)",
+               "dirigir un nombre expuesto a (servidor, nombre original)"),
+             *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
+                    ("route", "web__search"), ("route", "read")]),
+             hint=_("keep the routes merge() made: exposed name -> (server, original)",
+                    "guarda las rutas que hizo merge(): nombre expuesto -> (servidor, "
+                    "original)")),
+        case(_("an unknown name raises UnknownTool", "un nombre desconocido lanza UnknownTool"),
+             *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
+                    ("route", "search"), ("route", "nope")]),
+             hint=_("raise UnknownTool(message, name), naming the tool: after a rename, the "
+                    "old plain name is gone",
+                    "lanza UnknownTool(mensaje, nombre), nombrando la herramienta: tras un "
+                    "cambio de nombre, el nombre simple antiguo ya no existe")),
+        case(_("list_changed: a new tool on one server renames the other's",
+               "list_changed: una herramienta nueva en un servidor renombra la del otro"),
+             *both([("new", ["files", "web"], "prefix-on-collision"), files,
+                    ("update", "web", ["fetch"]), ("route", "search"),
+                    ("update", "web", ["fetch", "search"]), ("tools",), ("route", "search"),
+                    ("route", "files__search")]),
+             hint=_("merge everything again after each update, not only the server that "
+                    "changed: a collision changes the other server's names too",
+                    "vuelve a fusionar todo tras cada actualización, no solo el servidor que "
+                    "cambió: una colisión también cambia los nombres del otro servidor")),
+        case(_("config order decides, not the order servers came up",
+               "decide el orden de la configuración, no el orden en que arrancaron"),
+             *both([("new", ["files", "web"], "first-wins"), web, files, ("tools",),
+                    ("route", "search")]),
+             hint=_("merge the servers in the order given to Namespace(servers), whatever "
+                    "order update() was called in",
+                    "fusiona los servidores en el orden dado a Namespace(servers), sea cual "
+                    "sea el orden de las llamadas a update()")),
+        case(_("remove(): a server gone for good takes its names with it",
+               "remove(): un servidor que se fue del todo se lleva sus nombres"),
+             *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
+                    ("remove", "files"), ("tools",), ("route", "search"),
+                    ("route", "files__read")])),
+        case(_("reject: a colliding update raises and changes nothing",
+               "reject: una actualización que choca lanza y no cambia nada"),
+             *both([("new", ["files", "web"], "reject"), files, web, ("tools",),
+                    ("route", "search"), ("update", "files", ["read"]), ("tools",)]),
+             hint=_("merge into new tables first; keep them only if the merge did not raise",
+                    "fusiona primero en tablas nuevas; quédatelas solo si la fusión no lanzó")),
+        differential(
+            _("behaves like a namespace merged by mcpkit on generated updates and removals",
+              "se comporta como un espacio de nombres fusionado por mcpkit con "
+              "actualizaciones y bajas generadas"),
+            key="lab06/namespace", generate=_gen_namespace, trial=_namespace_trial,
+            reference=ReferenceNamespace, learner=make, show=_show_ops, cases=60,
+            shrink=_shrink_ops),
+    ]
+    run_checks(results)
+
+
+def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
+    steps: list[Step] = []
+    ns: Any = None
+    for op in ops:
+        label = _show_ops([op])
+        if op[0] == "new":
+            try:
+                ns = cls(list(op[1]), op[2])
+            except NotImplementedError:
+                raise
+            except Exception as exc:
+                return [Step(label, _error_view(exc))]
+            continue
+        if op[0] == "update":
+            tools = [{"name": n, "description": f"{op[1]}: {n}"} for n in op[2]]
+            steps.append(Step(label, _done(ns.update, op[1], tools)))
+        elif op[0] == "remove":
+            steps.append(Step(label, _done(ns.remove, op[1])))
+        elif op[0] == "tools":
+            steps.append(Step(label, _outcome(_names, ns)))
+        else:
+            steps.append(Step(label, _outcome(ns.route, op[1])))
+    return steps
+
+
+def _names(ns: Any) -> list[Any]:
+    return [t.get("name") if isinstance(t, dict) else t for t in ns.tools()]
+
+
+def _show_ops(ops: list[tuple]) -> str:
+    parts = []
+    for op in ops:
+        if op[0] == "new":
+            parts.append(f"ns = Namespace({list(op[1])!r}, {op[2]!r})")
+        elif op[0] == "update":
+            parts.append(f"ns.update({op[1]!r}, {list(op[2])!r})")
+        elif op[0] == "remove":
+            parts.append(f"ns.remove({op[1]!r})")
+        elif op[0] == "tools":
+            parts.append("[t['name'] for t in ns.tools()]")
+        else:
+            parts.append(f"ns.route({op[1]!r})")
+    return "; ".join(parts)
+
+
+def _gen_namespace(rng: Gen) -> list[tuple]:
+    servers = rng.sample(_SERVER_NAMES[:4], rng.randint(1, 3))
+    ops: list[tuple] = [("new", servers, rng.choice(POLICIES))]
+    known: set[str] = set()
+    for _i in range(rng.randint(2, 8)):
+        roll = rng.random()
+        if roll < 0.45:
+            names = rng.sample(_TOOL_NAMES[:6], rng.randint(0, 3))
+            ops.append(("update", rng.choice(servers), names))
+            known.update(names)
+            known.update(f"{s}__{n}" for s in servers for n in names)
+        elif roll < 0.55:
+            ops.append(("remove", rng.choice(servers)))
+        elif roll < 0.7:
+            ops.append(("tools",))
+        else:
+            ops.append(("route", rng.choice(sorted(known) or ["search"]) if rng.random() < 0.85
+                        else rng.choice(["nope", "", "__search"])))
+    return ops
+
+
+def _shrink_ops(ops: list[tuple]) -> Iterator[list[tuple]]:
+    for smaller in drop_each(ops[1:]):
+        if smaller:
+            yield [ops[0], *smaller]
+
+
+# --------------------------------------------------------------------------- part 3
+
+
+def check_backoff(make: Callable[..., Any]) -> None:
+    """Part 3: delays that double up to a cap with jitter, and a notice after three."""
+
+    def run(cls: Any, x: tuple) -> list[Any]:
+        return [step.seen for step in _backoff_trial(cls, x)]
+
+    def both(x: tuple) -> tuple[Callable[[], Any], Any]:
+        return (lambda: run(make, x)), run(ReferenceBackoff, x)
+
+    calm = [0.5]  # uniform(-j, j) gives 0: no jitter at all
+    results = [
+        case(_("the delays double from base up to the cap",
+               "los tiempos se duplican desde base hasta el tope"),
+             *both((calm, {}, [("delay", n) for n in range(1, 10)])),
+             hint=_("base * factor ** (failures - 1), then at most cap: 0.5, 1, 2, 4, 8, 16, "
+                    "30, 30...",
+                    "base * factor ** (failures - 1), y como mucho cap: 0.5, 1, 2, 4, 8, 16, "
+                    "30, 30...")),
+        case(_("jitter: at most 20% either way, drawn with rng.uniform",
+               "la variación aleatoria (jitter): como mucho un 20% a cada lado, con "
+               "rng.uniform"),
+             *both(([0.0, 0.999, 0.25], {}, [("delay", 3), ("delay", 3), ("delay", 3)])),
+             hint=_("multiply by 1 + rng.uniform(-jitter, jitter): rng.random() == 0 gives "
+                    "-20%, close to 1 gives +20%",
+                    "multiplica por 1 + rng.uniform(-jitter, jitter): rng.random() == 0 da "
+                    "-20%, cerca de 1 da +20%")),
+        case(_("jitter at the cap: still random below it, never above",
+               "la variación en el tope: sigue siendo aleatoria por debajo, nunca por encima"),
+             *both(([0.0, 0.999], {}, [("delay", 9), ("delay", 9)])),
+             hint=_("cap first, then jitter, then cap again: 30 s can become 24 s, never 36 s; "
+                    "servers that failed together must not all come back at the same moment",
+                    "primero el tope, luego la variación y otra vez el tope: 30 s puede "
+                    "quedarse en 24 s, nunca en 36 s; los servidores que fallaron juntos no "
+                    "deben volver todos en el mismo instante")),
+        case(_("a server failing for hours: failure 2000 still waits 30 s",
+               "un servidor que falla durante horas: el fallo 2000 sigue esperando 30 s"),
+             *both((calm, {}, [("delay", 1100), ("delay", 2000)])),
+             hint=_("2 ** 1999 does not fit in a float (OverflowError): stop growing the "
+                    "delay once it reaches the cap",
+                    "2 ** 1999 no cabe en un float (OverflowError): deja de hacer crecer el "
+                    "tiempo cuando llega al tope")),
+        case(_("failure(): the notice comes once, at the third failure in a row",
+               "failure(): el aviso llega una vez, en el tercer fallo seguido"),
+             *both((calm, {}, [("failure",)] * 5)),
+             hint=_("notice is true when the count reaches notice_after, and only then: a "
+                    "user told on every later failure stops reading",
+                    "notice es verdadero cuando la cuenta llega a notice_after, y solo "
+                    "entonces: un usuario avisado en cada fallo posterior deja de leer")),
+        case(_("success() starts a new streak", "success() empieza una racha nueva"),
+             *both((calm, {}, [("failure",), ("failure",), ("success",), ("failure",),
+                               ("failure",), ("failure",)])),
+             hint=_("success() sets the count back to 0: the next failure waits base again, "
+                    "and a third failure in a row notices again",
+                    "success() devuelve la cuenta a 0: el siguiente fallo vuelve a esperar "
+                    "base, y un tercer fallo seguido vuelve a avisar")),
+        case(_("the parameters are used (base, factor, cap, jitter, notice_after)",
+               "se usan los parámetros (base, factor, cap, jitter, notice_after)"),
+             *both(([0.1, 0.9], {"base": 1.0, "factor": 3.0, "cap": 10.0, "jitter": 0.5,
+                                 "notice_after": 2}, [("failure",)] * 4)),
+             hint=_("nothing hard-coded: Backoff(rng, base=1, factor=3, cap=10, jitter=0.5, "
+                    "notice_after=2)",
+                    "nada fijo en el código: Backoff(rng, base=1, factor=3, cap=10, "
+                    "jitter=0.5, notice_after=2)")),
+        case(_("two policies side by side", "dos políticas a la par"),
+             lambda: _two_backoffs(make), _two_backoffs(ReferenceBackoff),
+             hint=_("keep the count in self, not in the class body",
+                    "guarda la cuenta en self, no en el cuerpo de la clase")),
+        differential(
+            _("behaves like mcpkit's Backoff on generated failures and successes",
+              "se comporta como el Backoff de mcpkit con fallos y éxitos generados"),
+            key="lab06/backoff", generate=_gen_backoff, trial=_backoff_trial,
+            reference=ReferenceBackoff, learner=make, show=_show_backoff, cases=150,
+            shrink=_shrink_backoff),
+    ]
+    run_checks(results)
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _backoff_trial(cls: Any, x: tuple) -> list[Step]:
+    values, params, ops = x
+    try:
+        policy = cls(ScriptedRandom(values), **params)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        return [Step("Backoff(...)", _error_view(exc))]
+    steps = []
+    for op in ops:
+        if op[0] == "delay":
+            got = _outcome(policy.delay, op[1])
+            steps.append(Step(f"delay({op[1]})", _rounded(got)))
+            continue
+        got = _done(policy.success) if op[0] == "success" else _outcome(policy.failure)
+        failures = _outcome(getattr, policy, "failures")
+        steps.append(Step(f"{op[0]}()", [_rounded(got), failures]))
+    return steps
+
+
+def _two_backoffs(cls: Any) -> Any:
+    a, b = cls(ScriptedRandom([0.5])), cls(ScriptedRandom([0.5]))
+    return _rounded(seen([a.failure(), a.failure(), b.failure(), a.failures, b.failures]))
+
+
+def _show_backoff(x: tuple) -> str:
+    values, params, ops = x
+    args = "".join(f", {k}={v!r}" for k, v in params.items())
+    calls = "; ".join(f"delay({op[1]})" if op[0] == "delay" else f"{op[0]}()" for op in ops)
+    return f"b = Backoff(rng{args}) (rng.random() -> {values}); {calls}"
+
+
+def _gen_backoff(rng: Gen) -> tuple:
+    values = [rng.choice([0.0, 0.5, 0.999, round(rng.random(), 3)])
+              for _i in range(rng.randint(1, 4))]
+    params: dict[str, Any] = {}
+    if rng.random() < 0.4:
+        params["base"] = rng.choice([0.1, 0.25, 1.0, 2.0])
+    if rng.random() < 0.3:
+        params["factor"] = rng.choice([1.5, 3.0, 1.0])
+    if rng.random() < 0.3:
+        params["cap"] = rng.choice([5.0, 60.0, 1.0])
+    if rng.random() < 0.3:
+        params["jitter"] = rng.choice([0.0, 0.1, 0.5])
+    if rng.random() < 0.3:
+        params["notice_after"] = rng.choice([1, 2, 5])
+    ops: list[tuple] = []
+    for _i in range(rng.randint(1, 10)):
+        roll = rng.random()
+        if roll < 0.55:
+            ops.append(("failure",))
+        elif roll < 0.7:
+            ops.append(("success",))
+        else:
+            ops.append(("delay", rng.choice([1, 2, 3, 5, 8, 12, rng.randint(1, 40), 1500])))
+    return values, params, ops
+
+
+def _shrink_backoff(x: tuple) -> Iterator[tuple]:
+    values, params, ops = x
+    for smaller in drop_each(ops):
+        if smaller:
+            yield values, params, smaller
+    for key in params:
+        yield values, {k: v for k, v in params.items() if k != key}, ops
+
+
+# --------------------------------------------------------------------------- part 4
+
+
+class RecordingBackoff:
+    """The checks' restart policy for part 4: mcpkit's, recording what the supervisor asks."""
+
+    def __init__(self) -> None:
+        self._policy = ReferenceBackoff(ScriptedRandom([0.1, 0.7, 0.4, 0.9, 0.0]))
+        self.calls: list[str] = []
+        self.delays: list[float] = []
+        self.notice_after = self._policy.notice_after
+
+    @property
+    def failures(self) -> int:
+        return self._policy.failures
+
+    def delay(self, failures: int) -> float:
+        return self._policy.delay(failures)
+
+    def failure(self) -> tuple[float, bool]:
+        delay, notice = self._policy.failure()
+        self.calls.append("failure")
+        self.delays.append(delay)
+        return delay, notice
+
+    def success(self) -> None:
+        self.calls.append("success")
+        self._policy.success()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _children() -> set[int]:
+    """Processes whose parent is this one (running or zombie)."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+            found.add(int(entry))
+    return found
+
+
+class Rig:
+    """One supervisor under test: a log of the servers it started, the injected sleep,
+    clock and notify, and what was left once it closed."""
+
+    def __init__(self, make: Callable[..., Any], command: str = "good",
+                 block_after: int | None = None) -> None:
+        self.folder = tempfile.TemporaryDirectory()
+        self.log = os.path.join(self.folder.name, "starts.log")
+        self.backoff = RecordingBackoff()
+        self.clock = FakeClock()
+        self.sleeps: list[float] = []
+        self.notices: list[tuple[int, bool]] = []
+        self.released = threading.Event()
+        self.block_after = block_after
+        self.threads = set(threading.enumerate())
+        self.kids = _children()
+        self.name = "notes"
+        self.command = {"good": server_command(self.log), "failing": failing_command(self.log),
+                        "missing": [os.path.join(self.folder.name, "no-such-server")]}[command]
+        self.supervisor: Any = None
+        made = bounded(lambda: make(self.name, list(self.command), self.backoff,
+                                    sleep=self.sleep, notify=self.notify, clock=self.clock,
+                                    stable_after=10.0), CLOSE_GRACE, plain=False)
+        if isinstance(made, Seen):
+            raise _SetupFailed(made)
+        self.supervisor = made
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if self.block_after is not None and len(self.sleeps) >= self.block_after:
+            self.released.wait(RESTART_WAIT)
+        else:
+            time.sleep(0.002)
+
+    def notify(self, message: Any) -> None:
+        count = self.backoff.failures
+        self.notices.append((count, isinstance(message, str) and self.name in message
+                             and str(count) in message))
+
+    def started(self) -> list[int]:
+        try:
+            with open(self.log, encoding="utf-8") as f:
+                return [int(line) for line in f if line.strip()]
+        except (OSError, ValueError):
+            return []
+
+    def pid(self) -> Any:
+        return seen(getattr(self.supervisor, "pid", None))
+
+    def wait_for_new_pid(self, old: Any) -> Any:
+        """The supervisor's pid once it is a server that really started and is not ``old``."""
+        deadline = time.monotonic() + RESTART_WAIT
+        while time.monotonic() < deadline:
+            pid = self.pid()
+            if isinstance(pid, int) and pid != old and pid in self.started():
+                return pid
+            time.sleep(0.005)
+        return None
+
+    def kill(self, pid: Any) -> bool:
+        """SIGKILL a server this rig saw start (never any other process)."""
+        if not isinstance(pid, int) or pid not in self.started() or pid not in _children():
+            return False
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        return True
+
+    def wait_for_failures(self, count: int) -> bool:
+        deadline = time.monotonic() + RESTART_WAIT
+        while time.monotonic() < deadline:
+            if len(self.backoff.calls) >= count and len(self.sleeps) >= count:
+                return True
+            time.sleep(0.005)
+        return False
+
+    def close(self) -> list[Any]:
+        """Close the supervisor: [what close() did, threads left, children left]."""
+        self.released.set()
+        closed = bounded(self.supervisor.close, CLOSE_GRACE)
+        deadline = time.monotonic() + GONE_GRACE
+        threads: set[threading.Thread] = set()
+        kids: set[int] = set()
+        while time.monotonic() < deadline:
+            threads = {t for t in threading.enumerate() if t not in self.threads
+                       and t.is_alive()}
+            kids = _children() - self.kids
+            if not threads and not kids:
+                break
+            time.sleep(0.01)
+        return [closed, len(threads), len(kids)]
+
+    def cleanup(self) -> None:
+        self.released.set()
+        for pid in _children() - self.kids:
+            if pid in self.started():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, 0)
+        self.folder.cleanup()
+
+
+class _SetupFailed(Exception):
+    def __init__(self, what: Any) -> None:
+        super().__init__(repr(what))
+        self.what = what
+
+
+def rigged(make: Callable[..., Any], body: Callable[[Rig], list[Any]], command: str = "good",
+           block_after: int | None = None) -> Callable[[], Any]:
+    """A thunk for case(): a rig, ``body(rig)``, then close() and what it left behind."""
+
+    def thunk() -> Any:
+        rig = None
+        try:
+            try:
+                rig = Rig(make, command, block_after)
+            except _SetupFailed as exc:
+                return [exc.what]
+            value = body(rig)
+            return [*value, *rig.close()]
+        finally:
+            if rig is not None:
+                rig.cleanup()
+
+    return thunk
+
+
+def _start(rig: Rig) -> Any:
+    return bounded(rig.supervisor.start, RESTART_WAIT)
+
+
+def _kill_and_return(rig: Rig, kills: int, tick_before: set[int] = frozenset()) -> list[Any]:
+    started = _start(rig)
+    first = rig.wait_for_new_pid(None)
+    restarted = []
+    pid = first
+    for n in range(kills):
+        if n in tick_before:
+            rig.clock.now += 100.0  # the server stayed up longer than stable_after
+        killed = rig.kill(pid)
+        new = rig.wait_for_new_pid(pid) if killed else None
+        restarted.append(killed and new is not None)
+        pid = new
+    return [seen(started), first is not None, restarted,
+            list(rig.backoff.calls), rig.sleeps == rig.backoff.delays, list(rig.notices)]
+
+
+def check_supervisor(make: Callable[..., Any]) -> None:
+    """Part 4: a supervisor that brings a killed server back, with the backoff's delays."""
+    ok_end = [None, 0, 0]  # close() returned None; no thread, no child process left
+    results = [
+        case(_("a killed server is started again, after the backoff's delay",
+               "un servidor al que matan se arranca de nuevo, tras la espera del retroceso"),
+             rigged(make, lambda rig: _kill_and_return(rig, 1)),
+             [True, True, [True], ["failure"], True, [], *ok_end],
+             hint=_("a thread waits for the process to exit (process.wait()), counts the "
+                    "failure with backoff.failure(), sleeps the delay it returned with "
+                    "self.sleep, and starts the command again",
+                    "un hilo espera a que termine el proceso (process.wait()), cuenta el "
+                    "fallo con backoff.failure(), duerme el tiempo que devolvió con "
+                    "self.sleep y vuelve a arrancar el comando")),
+        case(_("killed three times in a row: growing delays and one notice, at the third",
+               "lo matan tres veces seguidas: tiempos que crecen y un aviso, en el tercero"),
+             rigged(make, lambda rig: _kill_and_return(rig, 3)),
+             [True, True, [True, True, True], ["failure"] * 3, True, [(3, True)], *ok_end],
+             hint=_("call notify(message) when failure() says so; the message names the "
+                    "server and the number of failures",
+                    "llama a notify(mensaje) cuando failure() lo diga; el mensaje nombra el "
+                    "servidor y el número de fallos")),
+        case(_("a server that stayed up stable_after seconds starts a new streak",
+               "un servidor que aguantó stable_after segundos empieza una racha nueva"),
+             rigged(make, lambda rig: _kill_and_return(rig, 3, {2})),
+             [True, True, [True, True, True], ["failure", "failure", "success", "failure"],
+              True, [], *ok_end],
+             hint=_("when the server dies, compare self.clock() with the time it started: "
+                    "after stable_after seconds or more, call backoff.success() before "
+                    "counting the failure; a successful start alone proves nothing (it may "
+                    "crash again at once)",
+                    "cuando el servidor muere, compara self.clock() con la hora a la que "
+                    "arrancó: si pasaron stable_after segundos o más, llama a "
+                    "backoff.success() antes de contar el fallo; un arranque con éxito por sí "
+                    "solo no prueba nada (puede volver a caerse en el acto)")),
+        case(_("a server that cannot start: a delay after each failed start, one notice",
+               "un servidor que no puede arrancar: un tiempo tras cada arranque fallido, un "
+               "aviso"),
+             rigged(make, _never_starts, "failing", block_after=5),
+             [False, True, ["failure"] * 5, True, [(3, True)], *ok_end],
+             hint=_("start() returns False when the first attempt fails; the thread keeps "
+                    "trying, one backoff.failure() and one sleep per failed start",
+                    "start() devuelve False cuando falla el primer intento; el hilo sigue "
+                    "intentándolo, un backoff.failure() y una espera por cada arranque "
+                    "fallido")),
+        case(_("a program that does not exist is a failed start, not a crash",
+               "un programa que no existe es un arranque fallido, no una caída"),
+             rigged(make, _missing, "missing", block_after=3),
+             [False, ["failure"] * 3, True, *ok_end],
+             hint=_("spawn() raises OSError (FileNotFoundError) for a missing program: count "
+                    "it as a failed start, so the thread goes on",
+                    "spawn() lanza OSError (FileNotFoundError) si falta el programa: cuéntalo "
+                    "como un arranque fallido, para que el hilo siga")),
+    ]
+    run_checks(results)
+
+
+def _never_starts(rig: Rig) -> list[Any]:
+    started = _start(rig)
+    rig.wait_for_failures(rig.block_after or 1)
+    n = rig.block_after or 1
+    tried = len(rig.started()) >= n
+    return [seen(started), tried, list(rig.backoff.calls[:n]),
+            rig.sleeps[:n] == rig.backoff.delays[:n], list(rig.notices)]
+
+
+def _missing(rig: Rig) -> list[Any]:
+    started, _tried, *rest = _never_starts(rig)
+    return [started, *rest[:2]]

@@ -1,0 +1,657 @@
+"""Checks for lab 10 (host and model): the translator between MCP and a model API's tool
+format, and the agent loop with the host's checks.
+
+The references are mcpkit's own: :mod:`mcpkit.toolformats` for parts 1 and 2 (tool lists,
+names, calls and results, in the Anthropic and OpenAI shapes) and :func:`mcpkit.agent.run_agent`
+for part 3, which runs against real server processes (:mod:`mcpkit.examples.tricks` with its
+poisoned tool, and :mod:`mcpkit.examples.verbs`) behind a real :class:`~mcpkit.host.Host`,
+driven by the offline :class:`~mcpkit.agent.ScriptedModel`. The model is *gullible*: it does
+what a tool result tells it, so an injected instruction that reaches it shows up as calls
+nobody asked for. Both servers keep no state, so the learner's loop and the reference can
+be run one after the other against the same processes and compared.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .. import agent, toolformats
+from ..host import Host
+from .core import (
+    ANY_TEXT,
+    Gen,
+    Seen,
+    Step,
+    _,
+    attempt,
+    case,
+    differential,
+    drop_each,
+    run_checks,
+    seen,
+)
+
+#: What the exercises ask for is in these modules.
+OFF_LIMITS: dict[str, set[str]] = {
+    "mcpkit.toolformats": {"ToolNames", "api_name", "anthropic_tools", "openai_tools",
+                           "callable_tools", "anthropic_tool_calls", "openai_tool_calls",
+                           "anthropic_tool_result", "openai_tool_message", "result_to_text",
+                           "_content", "_schema", "_description", "ToolCall"},
+    "mcpkit.agent": {"run_agent", "offered_tools", "needs_confirmation", "_run_call",
+                     "AgentRun", "pin_tools", "fingerprint"},
+    "mcpkit.host": {"Host", "toolformats"},
+}
+
+# --------------------------------------------------------------------------- part 1
+
+
+def reference_api_names(names: list[str]) -> dict[str, str]:
+    mapping = toolformats.ToolNames(names)
+    return {n: mapping.api(n) for n in names}
+
+
+def _names_of(tools: list[dict[str, Any]]) -> list[str]:
+    return [t["name"] for t in toolformats.callable_tools(tools)]
+
+
+_PART1 = ("api_names", "anthropic_tools", "openai_tools")
+
+
+def reference_part1(name: str) -> Callable[..., Any]:
+    if name == "api_names":
+        return reference_api_names
+
+    def shaped(tools: list[dict[str, Any]], names: dict[str, str]) -> Any:
+        mapping = toolformats.ToolNames(_names_of(tools))
+        convert = (toolformats.anthropic_tools if name == "anthropic_tools"
+                   else toolformats.openai_tools)
+        return convert(tools, mapping)
+
+    return shaped
+
+
+def _part1_trial(impl: dict[str, Callable[..., Any]], tools: list[dict[str, Any]]) -> list[Step]:
+    names = _names_of(tools)
+    steps = [Step(f"api_names({names!r})", attempt(lambda: impl["api_names"](list(names))))]
+    mapping = reference_api_names(names)  # each part is judged on its own
+    for fn in _PART1[1:]:
+        steps.append(Step(f"{fn}(tools, names)",
+                          attempt(lambda fn=fn: impl[fn](_copy(tools), dict(mapping)))))
+    return steps
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+_LONG = "very_long_tool_name_" * 4
+_NAME_POOL = ["notes_search", "notes.search", "fs/read", "fs_read", "fs.read", "a", "A-b_c",
+              "café", "weather/get.today", _LONG, _LONG + "x", _LONG + ".y", "x" * 64,
+              "x" * 65, "toolé", "...", "get weather", "tool", "notes__search"]
+_SCHEMAS: list[Any] = [
+    {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    {"type": "object", "properties": {}}, {"type": "object"}, None, "missing",
+    {"type": "string"}, {"properties": {"a": {}}}, [1],
+]
+
+
+def _tool(rng: Gen, name: str) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": name}
+    schema = rng.choice(_SCHEMAS)
+    if schema != "missing":
+        tool["inputSchema"] = schema
+    roll = rng.random()
+    if roll < 0.6:
+        tool["description"] = rng.choice(["Search notes.", "Lee un archivo ☕", "", "x"])
+    if rng.random() < 0.3:
+        tool["title"] = rng.choice(["A title", "Título"])
+    if rng.random() < 0.15:
+        tool["execution"] = {"taskSupport": rng.choice(["required", "optional", "forbidden"])}
+    if rng.random() < 0.2:
+        tool["annotations"] = {"readOnlyHint": True}
+    return tool
+
+
+def _tools_case(rng: Gen) -> list[dict[str, Any]]:
+    names = rng.sample(_NAME_POOL, rng.randint(1, 6))
+    return [_tool(rng, n) for n in names]
+
+
+def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
+                       openai_tools: Callable) -> None:
+    """Part 1: tool names and tool lists in the two model formats."""
+    learner = {"api_names": api_names, "anthropic_tools": anthropic_tools,
+               "openai_tools": openai_tools}
+    reference = {n: reference_part1(n) for n in _PART1}
+    search = {"name": "notes_search", "description": "Find notes.",
+              "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+
+    def names_case(en: str, es: str, names: list[str], hint_en: str, hint_es: str) -> Any:
+        return case(_(en, es), lambda: api_names(list(names)), reference_api_names(names),
+                    given=f"api_names({names!r})", hint=_(hint_en, hint_es))
+
+    def shape_case(en: str, es: str, fn: str, tools: list[dict[str, Any]], hint_en: str,
+                   hint_es: str) -> Any:
+        mapping = reference_api_names(_names_of(tools))
+        return case(_(en, es), lambda: learner[fn](_copy(tools), dict(mapping)),
+                    reference[fn](_copy(tools), mapping),
+                    given=f"{fn}({json.dumps(tools, ensure_ascii=False)}, names)",
+                    hint=_(hint_en, hint_es))
+
+    results = [
+        names_case("a name the APIs accept stays as it is", "un nombre que las API aceptan no "
+                   "cambia", ["notes_search", "A-b_9"],
+                   "^[a-zA-Z0-9_-]{1,64}$ names map to themselves",
+                   "los nombres ^[a-zA-Z0-9_-]{1,64}$ se quedan igual"),
+        names_case("dots and slashes become _", "puntos y barras se vuelven _",
+                   ["notes.search", "fs/read", "café"],
+                   "replace every character outside [a-zA-Z0-9_-] with _",
+                   "sustituye cada carácter fuera de [a-zA-Z0-9_-] por _"),
+        names_case("two names that clean to the same one", "dos nombres que quedan iguales "
+                   "al limpiarlos", ["fs.read", "fs/read", "fs_read"],
+                   "a name already taken gets _2, then _3...: the map must be reversible",
+                   "un nombre ya usado recibe _2, luego _3...: el mapa debe ser reversible"),
+        names_case("a name longer than 64", "un nombre de más de 64", [_LONG + ".y"],
+                   "cut to 55 characters, then _ and the first 8 hex digits of its sha1",
+                   "córtalo a 55 caracteres y añade _ y los 8 primeros dígitos hex de su sha1"),
+        shape_case("one tool, Anthropic", "una herramienta, Anthropic", "anthropic_tools",
+                   [search], "{name, description, input_schema}",
+                   "{name, description, input_schema}"),
+        shape_case("one tool, OpenAI", "una herramienta, OpenAI", "openai_tools", [search],
+                   '{"type": "function", "function": {name, description, parameters}}',
+                   '{"type": "function", "function": {name, description, parameters}}'),
+        shape_case("no inputSchema", "sin inputSchema", "anthropic_tools",
+                   [{"name": "ping", "title": "Ping"}],
+                   "no object schema: {'type': 'object', 'properties': {}}; no description: "
+                   "the title",
+                   "sin esquema de objeto: {'type': 'object', 'properties': {}}; sin "
+                   "description: el title"),
+        shape_case("a tool that must run as a task", "una herramienta que debe ir como tarea",
+                   "openai_tools", [search, {"name": "slow", "execution": {
+                       "taskSupport": "required"}}],
+                   "leave out tools with execution.taskSupport == 'required'",
+                   "deja fuera las herramientas con execution.taskSupport == 'required'"),
+        differential(
+            _("generated tool lists, against mcpkit.toolformats",
+              "listas de herramientas generadas, frente a mcpkit.toolformats"),
+            key="lab10/formats", generate=_tools_case, trial=_part1_trial,
+            reference=reference, learner=learner,
+            show=lambda tools: json.dumps(tools, ensure_ascii=False),
+            shrink=lambda tools: (t for t in drop_each(tools) if t), cases=120),
+    ]
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- part 2
+
+
+def reference_call_params(block: dict[str, Any], names: dict[str, str]) -> Any:
+    return _params(toolformats.anthropic_tool_calls([block]), names)
+
+
+def reference_openai_call_params(tool_call: dict[str, Any], names: dict[str, str]) -> Any:
+    return _params(toolformats.openai_tool_calls({"tool_calls": [tool_call]}), names)
+
+
+def _params(calls: list[toolformats.ToolCall], names: dict[str, str]) -> Any:
+    (found,) = calls
+    to_mcp = {api: mcp for mcp, api in names.items()}
+    if found.name not in to_mcp:
+        return None, f"unknown tool {found.name!r}"
+    if found.error is not None:
+        return None, found.error
+    return {"name": to_mcp[found.name], "arguments": found.arguments}, None
+
+
+_PART2 = {
+    "call_params": reference_call_params,
+    "openai_call_params": reference_openai_call_params,
+    "tool_result": toolformats.anthropic_tool_result,
+    "tool_message": toolformats.openai_tool_message,
+}
+
+
+def _free_error(value: Any) -> Any:
+    """(params, error): the error's wording is free, but it must be a string."""
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], str):
+        return [value[0], "<error>"]
+    return value
+
+
+@dataclass(frozen=True)
+class Part2Case:
+    names: tuple[tuple[str, str], ...]
+    steps: tuple[tuple[str, str], ...]  # (function, JSON of its arguments)
+
+
+def _part2_trial(impl: dict[str, Callable[..., Any]], x: Part2Case) -> list[Step]:
+    out = []
+    names = dict(x.names)
+    for fn, raw in x.steps:
+        args = json.loads(raw)
+        if fn in ("call_params", "openai_call_params"):
+            got = attempt(lambda fn=fn, a=args: impl[fn](a, dict(names)))
+            got = _free_error(got)
+        else:
+            got = attempt(lambda fn=fn, a=args: impl[fn](*a))
+        out.append(Step(f"{fn}({raw[1:-1]})" if fn.startswith("tool_")
+                        else f"{fn}({raw}, names)", got))
+    return out
+
+
+_BLOCKS: list[Any] = [
+    {"type": "text", "text": "hello"}, {"type": "text", "text": "dos ☕"},
+    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    {"type": "image", "data": "R0lGOD=="}, {"type": "audio", "data": "UklGR", "mimeType":
+                                             "audio/wav"},
+    {"type": "resource", "resource": {"uri": "notes://1", "text": "# Shopping"}},
+    {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAEC",
+                                      "mimeType": "application/octet-stream"}},
+    {"type": "resource_link", "uri": "notes://2", "name": "MCP"},
+    {"type": "widget", "x": 1}, "not a block", None,
+]
+
+
+def _result(rng: Gen) -> dict[str, Any] | None:
+    roll = rng.random()
+    if roll < 0.1:
+        return None
+    result: dict[str, Any] = {}
+    if rng.random() < 0.85:
+        result["content"] = [rng.choice(_BLOCKS) for _i in range(rng.randint(0, 3))]
+    if rng.random() < 0.3:
+        result["structuredContent"] = rng.choice([{"path": "a", "size": 3}, {"é": [1, None]},
+                                                  {}])
+    if rng.random() < 0.4:
+        result["isError"] = rng.choice([True, True, False, "true", 1])
+    return result
+
+
+def _call_block(rng: Gen, names: dict[str, str]) -> tuple[str, str]:
+    api = rng.choice([*names.values(), "made_up", ""]) if names else "made_up"
+    call_id = rng.choice(["toolu_1", "call_9", ""])
+    if rng.random() < 0.5:
+        block: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": api}
+        block["input"] = rng.choice([{}, {"q": "mcp"}, {"n": 1, "ok": True}, "text", [1], None])
+        return "call_params", json.dumps(block, ensure_ascii=False)
+    arguments = rng.choice(['{"q": "mcp"}', "{}", "", None, "{not json", "[1, 2]", '"x"',
+                            {"already": "parsed"}, '{"é": null}', "null"])
+    function: dict[str, Any] = {"name": api}
+    if arguments is not None or rng.random() < 0.5:
+        function["arguments"] = arguments
+    return "openai_call_params", json.dumps(
+        {"id": call_id, "type": "function", "function": function}, ensure_ascii=False)
+
+
+def _part2_case(rng: Gen) -> Part2Case:
+    pool = rng.sample(_NAME_POOL, rng.randint(1, 4))
+    names = reference_api_names(pool)
+    steps = []
+    for _i in range(rng.randint(1, 5)):
+        if rng.random() < 0.4:
+            steps.append(_call_block(rng, names))
+        else:
+            fn = rng.choice(["tool_result", "tool_message"])
+            call_id = rng.choice(["toolu_1", "call_9"])
+            if rng.random() < 0.2:
+                args = [call_id, None, rng.choice(["boom", "unknown tool 'x'", ""])]
+            else:
+                args = [call_id, _result(rng)]
+            steps.append((fn, json.dumps(args, ensure_ascii=False)))
+    return Part2Case(tuple(names.items()), tuple(steps))
+
+
+def check_calls_and_results(call_params: Callable, openai_call_params: Callable,
+                            tool_result: Callable, tool_message: Callable) -> None:
+    """Part 2: a model's tool call to tools/call params, and an MCP result back."""
+    learner = {"call_params": call_params, "openai_call_params": openai_call_params,
+               "tool_result": tool_result, "tool_message": tool_message}
+    names = {"notes.search": "notes_search", "fs/read": "fs_read"}
+    ok = {"content": [{"type": "text", "text": "2 notes"}]}
+    failed = {"content": [{"type": "text", "text": "no such note"}], "isError": True}
+
+    def one(en: str, es: str, fn: str, args: list[Any], hint_en: str, hint_es: str) -> Any:
+        raw = json.dumps(args[0] if fn.endswith("params") else args, ensure_ascii=False)
+        x = Part2Case(tuple(names.items()), ((fn, raw),))
+        (want,) = _part2_trial(_PART2, x)
+        return case(_(en, es), lambda: _part2_trial(learner, x)[0].seen, want.seen,
+                    given=want.label, hint=_(hint_en, hint_es))
+
+    results = [
+        one("a tool_use block to tools/call params", "un bloque tool_use a params de tools/call",
+            "call_params", [{"type": "tool_use", "id": "t1", "name": "notes_search",
+                             "input": {"query": "mcp"}}],
+            "({'name': <the MCP name>, 'arguments': input}, None)",
+            "({'name': <el nombre MCP>, 'arguments': input}, None)"),
+        one("a name the model made up", "un nombre que el modelo inventó", "call_params",
+            [{"type": "tool_use", "id": "t1", "name": "rm_rf", "input": {}}],
+            "(None, 'an error message'): the host answers the model, no server is asked",
+            "(None, 'un mensaje de error'): el host responde al modelo, no pregunta a ningún "
+            "servidor"),
+        one("OpenAI arguments are a JSON string", "los arguments de OpenAI son una cadena JSON",
+            "openai_call_params", [{"id": "c1", "type": "function", "function": {
+                "name": "fs_read", "arguments": '{"path": "a.txt"}'}}],
+            "json.loads(function['arguments'])", "json.loads(function['arguments'])"),
+        one("arguments that are not JSON", "arguments que no son JSON", "openai_call_params",
+            [{"id": "c1", "type": "function", "function": {"name": "fs_read",
+                                                           "arguments": "{path: a.txt"}}],
+            "the model wrote broken JSON: (None, error), do not raise",
+            "el modelo escribió JSON roto: (None, error), sin lanzar"),
+        one("a result, Anthropic", "un resultado, Anthropic", "tool_result", ["t1", ok],
+            "{'type': 'tool_result', 'tool_use_id': ..., 'content': [text blocks]}",
+            "{'type': 'tool_result', 'tool_use_id': ..., 'content': [bloques de texto]}"),
+        one("an isError result, Anthropic", "un resultado isError, Anthropic", "tool_result",
+            ["t1", failed], "isError: true becomes is_error: true: the model sees it failed",
+            "isError: true pasa a is_error: true: el modelo ve que falló"),
+        one("a JSON-RPC error, Anthropic", "un error JSON-RPC, Anthropic", "tool_result",
+            ["t1", None, "no such tool (JSON-RPC error -32602)"],
+            "an error message: one text block with it, is_error: true",
+            "un mensaje de error: un bloque de texto con él, is_error: true"),
+        one("an isError result, OpenAI", "un resultado isError, OpenAI", "tool_message",
+            ["c1", failed], "no error flag in this format: 'Error: ' before the text",
+            "este formato no tiene marca de error: 'Error: ' delante del texto"),
+        one("structuredContent without content", "structuredContent sin content",
+            "tool_message", ["c1", {"structuredContent": {"size": 3}}],
+            "no content blocks: the structuredContent as JSON text",
+            "sin bloques de contenido: el structuredContent como texto JSON"),
+        one("an image, Anthropic", "una imagen, Anthropic", "tool_result",
+            ["t1", {"content": [{"type": "image", "data": "iVBORw0KGgo=",
+                                 "mimeType": "image/png"}]}],
+            "an image block: {'type': 'image', 'source': {'type': 'base64', 'media_type', "
+            "'data'}}",
+            "un bloque de imagen: {'type': 'image', 'source': {'type': 'base64', "
+            "'media_type', 'data'}}"),
+        differential(
+            _("generated calls and results, against mcpkit.toolformats",
+              "llamadas y resultados generados, frente a mcpkit.toolformats"),
+            key="lab10/calls", generate=_part2_case, trial=_part2_trial,
+            reference=_PART2, learner=learner,
+            show=lambda x: f"names={dict(x.names)}; " + "; ".join(
+                f"{fn}{raw}" for fn, raw in x.steps),
+            shrink=lambda x: (Part2Case(x.names, tuple(s)) for s in drop_each(list(x.steps))
+                              if s), cases=150),
+    ]
+    run_checks(results)
+
+
+# --------------------------------------------------------------------------- part 3
+
+
+def servers() -> dict[str, Any]:
+    """The lab's servers: the files server with its tricks (and its poisoned tool), and the
+    verbs server. Neither keeps state."""
+    return {"mcpServers": {
+        "tricks": {"command": sys.executable, "args": ["-m", "mcpkit.examples.tricks",
+                                                       "--poison"]},
+        "verbs": {"command": sys.executable, "args": ["-m", "mcpkit.examples.verbs"]}}}
+
+
+def recorder(host: Any, reached: list[Any]) -> Any:
+    """The host as the loop gets it: its tools and call_tool, each call noted in ``reached``
+    (what got to a server)."""
+
+    class Host:
+        def tools(self) -> list[dict[str, Any]]:
+            return _copy(host.tools())
+
+        def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                      **options: Any) -> dict[str, Any]:
+            reached.append([name, seen(arguments)])
+            return host.call_tool(name, arguments, timeout=5)
+
+    return Host()
+
+
+ALLOW = {
+    "everything": lambda tool: True,
+    "files only": lambda tool: tool["name"].startswith("files_"),
+    "read-only only": lambda tool: (tool.get("annotations") or {}).get("readOnlyHint") is True,
+}
+
+
+def reference_run_agent(host: Any, model: Any, task: str, allow: Callable, confirm: Callable,
+                        max_turns: int = 6) -> Any:
+    run = agent.run_agent(host, model, task, allow=allow, confirm=confirm, max_turns=max_turns)
+    return run.messages, run.audit
+
+
+@dataclass(frozen=True)
+class AgentCase:
+    allow: str
+    script: tuple[Any, ...]  # per turn: a final text, or ((name, arguments JSON), ...)
+    answers: tuple[bool, ...]  # the user's answers to confirm(), in order; then no
+    max_turns: int
+
+
+_HOST_WORDED = {"unknown", "invalid", "declined", "protocol-error", "quarantined"}
+
+
+def _agent_trial(host: Host) -> Callable[[Any, AgentCase], list[Step]]:
+    def trial(run_agent: Callable, x: AgentCase) -> list[Step]:
+        script = [step if isinstance(step, str) else
+                  [agent.call(name, **json.loads(args)) for name, args in step]
+                  for step in x.script]
+        model = agent.ScriptedModel(script, gullible=True)
+        asked: list[Any] = []
+        reached: list[Any] = []
+
+        def confirm(name: str, arguments: dict[str, Any]) -> bool:
+            asked.append([name, seen(arguments)])
+            return len(asked) <= len(x.answers) and x.answers[len(asked) - 1]
+
+        outcome = attempt(lambda: run_agent(recorder(host, reached), model, "Tidy my files",
+                                            ALLOW[x.allow], confirm, x.max_turns), plain=False)
+        is_reference = run_agent is reference_run_agent
+        steps = [Step(_("tools offered at turn {n}", "herramientas ofrecidas en el turno {n}"
+                        ).format(n=n), seen(names)) for n, names in enumerate(model.seen, 1)]
+        if isinstance(outcome, Seen):
+            return [*steps, Step("run_agent(...)", outcome)]
+        try:
+            messages, audit = outcome
+            audit = [{k: entry.get(k) for k in ("turn", "tool", "arguments", "outcome")}
+                     for entry in audit]
+        except Exception:
+            return [*steps, Step("run_agent(...)", {"not (messages, audit)": seen(outcome)})]
+        worded = iter([e["outcome"] in _HOST_WORDED for e in audit]) if is_reference else None
+        for n, message in enumerate(messages[2::2], 1):
+            steps.append(Step(_("turn {n}: the tool results the model got",
+                                "turno {n}: los resultados que recibió el modelo").format(n=n),
+                              _shown(message, worded)))
+        return [*steps,
+                Step(_("the questions to confirm(), in order", "las preguntas a confirm(), en "
+                       "orden"), asked),
+                Step(_("the calls that reached a server, in order",
+                       "las llamadas que llegaron a un servidor, en orden"), reached),
+                Step(_("the audit log", "el registro de auditoría"), seen(audit)),
+                Step(_("model turns", "turnos del modelo"),
+                     sum(1 for m in messages if isinstance(m, dict)
+                         and m.get("role") == "assistant"))]
+
+    return trial
+
+
+def _shown(message: Any, worded: Iterator[bool] | None) -> Any:
+    """What the model was shown in one user message: per tool result, its id, whether it is an
+    error and its text (the host's own error messages are the learner's to word)."""
+    message = seen(message)
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return message
+    out = []
+    for block in message["content"]:
+        if not isinstance(block, dict):
+            out.append(block)
+            continue
+        parts = block.get("content")
+        text = ("\n".join(str(p.get("text")) for p in parts if isinstance(p, dict))
+                if isinstance(parts, list) else parts)
+        if worded is not None and next(worded, False):
+            text = ANY_TEXT
+        out.append({"type": block.get("type"), "tool_use_id": block.get("tool_use_id"),
+                    "is_error": block.get("is_error") is True, "text": text})
+    return out
+
+
+_FILES = ["notes/plan.md", "notes/todo.md", "inbox/hello.txt", "nope.txt"]
+_CALLS: list[Callable[[Gen], tuple[str, dict[str, Any]]]] = [
+    lambda r: ("files_list", {}),
+    lambda r: ("files_read", {"path": r.choice(_FILES)}),
+    lambda r: ("files_read", {"path": "inbox/offer.txt"}),
+    lambda r: ("files_read", {"path": r.choice(["../etc/passwd", "/root"])}),
+    lambda r: ("files_read", r.choice([{"path": 3}, {}, {"file": "a"}])),
+    lambda r: ("files_stat", {"path": r.choice(_FILES)}),
+    lambda r: ("files_delete", {"path": r.choice(_FILES)}),
+    lambda r: ("files_copy", {"source": r.choice(_FILES), "target": "backup/x"}),
+    lambda r: ("files_hello", {}),
+    lambda r: ("conjugate", {"verb": r.choice(["go", "be", "zzz"]),
+                             "tense": r.choice(["past", "future", "someday"])}),
+    lambda r: ("lookup_spanish", {"verb": r.choice(["eat", "xyz"])}),
+    lambda r: ("made_up", {}),
+]
+
+
+def _agent_case(rng: Gen) -> AgentCase:
+    script: list[Any] = []
+    for _i in range(rng.randint(1, 4)):
+        calls = [rng.choice(_CALLS)(rng) for _j in range(rng.randint(1, 3))]
+        script.append(tuple((n, json.dumps(a, ensure_ascii=False)) for n, a in calls))
+    if rng.random() < 0.7:
+        script.append(rng.choice(["Done.", "Hecho ☕"]))
+    return AgentCase(rng.choice(list(ALLOW)), tuple(script),
+                     tuple(rng.random() < 0.5 for _i in range(rng.randint(0, 3))),
+                     rng.choice([2, 3, 6, 6]))
+
+
+def _shrink_agent(x: AgentCase) -> Iterator[AgentCase]:
+    for script in drop_each(list(x.script)):
+        if script:
+            yield AgentCase(x.allow, tuple(script), x.answers, x.max_turns)
+    for i, step in enumerate(x.script):
+        if not isinstance(step, str) and len(step) > 1:
+            for smaller in drop_each(list(step)):
+                if smaller:
+                    yield AgentCase(x.allow, x.script[:i] + (tuple(smaller),)
+                                    + x.script[i + 1:], x.answers, x.max_turns)
+    if x.allow != "everything":
+        yield AgentCase("everything", x.script, x.answers, x.max_turns)
+
+
+def _show_agent(x: AgentCase) -> str:
+    turns = [step if isinstance(step, str) else
+             ", ".join(f"{name}({args})" for name, args in step) for step in x.script]
+    return (f"allow={x.allow!r}, confirm answers={list(x.answers)}, max_turns={x.max_turns}, "
+            f"script: " + " | ".join(turns))
+
+
+def _agent_hint(x: AgentCase, expected: Step | None, got: Step | None) -> str | None:
+    label = (expected or got).label if (expected or got) else ""
+    if "offered" in label or "ofrecidas" in label:
+        return _("offer the host's tools that allow(tool) accepts and whose description does "
+                 "not looks_injected, in the host's order, at every turn",
+                 "ofrece las herramientas del host que allow(tool) acepta y cuya descripción "
+                 "no looks_injected, en el orden del host, en cada turno")
+    if "confirm" in label:
+        return _("ask confirm(name, arguments) only for valid calls that needs_confirmation; "
+                 "a tool without annotations may be destructive (the spec's defaults)",
+                 "pregunta a confirm(name, arguments) solo por llamadas válidas que "
+                 "needs_confirmation; una herramienta sin anotaciones puede ser destructiva "
+                 "(los valores por defecto de la especificación)")
+    if "reached" in label or "llegaron" in label:
+        return _("unknown names, invalid arguments and declined calls must never reach a "
+                 "server", "los nombres desconocidos, los argumentos inválidos y las llamadas "
+                 "rechazadas nunca deben llegar a un servidor")
+    if "audit" in label or "auditoría" in label:
+        return _("one entry per tool call the model asked for, in order, with its outcome",
+                 "una entrada por llamada que pidió el modelo, en orden, con su resultado")
+    return _("every tool_use gets its tool_result; results with injected instructions are "
+             "withheld (a gullible model would obey them)",
+             "cada tool_use recibe su tool_result; los resultados con instrucciones inyectadas "
+             "se retienen (un modelo crédulo las obedecería)")
+
+
+_NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
+    ("bad arguments never reach the server", "los argumentos inválidos nunca llegan al "
+     "servidor", AgentCase("everything", ((("files_read", '{"path": 3}'),), "ok"), (), 6),
+     "reached", "validate the arguments against the tool's inputSchema (compile_schema) first",
+     "valida antes los argumentos contra el inputSchema de la herramienta (compile_schema)"),
+    ("a destructive call the user declines", "una llamada destructiva que el usuario rechaza",
+     AgentCase("everything", ((("files_delete", '{"path": "notes/plan.md"}'),), "ok"),
+               (False,), 6), "reached",
+     "destructiveHint: ask confirm(name, arguments); on no, do not call, tell the model",
+     "destructiveHint: pregunta a confirm(name, arguments); si dice que no, no llames y "
+     "díselo al modelo"),
+    ("a declined call is reported to the model", "una llamada rechazada se comunica al modelo",
+     AgentCase("everything", ((("files_delete", '{"path": "notes/plan.md"}'),), "ok"),
+               (False,), 6), "shown",
+     "the model gets a tool_result with is_error: true for it",
+     "el modelo recibe por ella un tool_result con is_error: true"),
+    ("a tool without annotations needs confirmation", "una herramienta sin anotaciones "
+     "necesita confirmación",
+     AgentCase("everything", ((("files_copy", '{"source": "a", "target": "b"}'),), "ok"),
+               (True,), 6), "asked",
+     "no readOnlyHint and no destructiveHint: false means it may be destructive",
+     "sin readOnlyHint y sin destructiveHint: false, puede ser destructiva"),
+    ("an injected instruction in a tool result is not followed", "una instrucción inyectada "
+     "en un resultado no se obedece",
+     AgentCase("everything", ((("files_read", '{"path": "inbox/offer.txt"}'),), "ok"),
+               (True, True), 6), "reached",
+     "a result whose text looks_injected is withheld from the model (outcome quarantined)",
+     "un resultado cuyo texto looks_injected se retiene (resultado quarantined)"),
+    ("a poisoned tool is never offered", "una herramienta envenenada nunca se ofrece",
+     AgentCase("everything", ("ok",), (), 6), "offered",
+     "files_hello's description gives the model orders: leave it out",
+     "la descripción de files_hello da órdenes al modelo: déjala fuera"),
+    ("a tool the filter hides", "una herramienta que el filtro oculta",
+     AgentCase("files only", ((("conjugate", '{"verb": "go"}'),), "ok"), (), 6), "audit",
+     "not offered, so unknown: audit it, answer the model, call nothing",
+     "no se ofreció, así que es desconocida: audítala, responde al modelo, no llames a nada"),
+    ("both error forms reach the model as errors", "las dos formas de error llegan al modelo "
+     "como errores",
+     AgentCase("everything", ((("files_read", '{"path": "../x"}'),
+                               ("files_read", '{"path": "nope.txt"}')), "ok"), (), 6), "shown",
+     "a JSON-RPC error (raised by call_tool) and an isError result: both is_error: true",
+     "un error JSON-RPC (call_tool lo lanza) y un resultado isError: ambos is_error: true"),
+    ("the audit log, complete and in order", "el registro de auditoría, completo y en orden",
+     AgentCase("read-only only", ((("files_list", "{}"), ("files_delete", '{"path": "a"}')),
+                                  (("made_up", "{}"), ("files_read", '{"path": "notes/todo.md"}'
+                                                      )), "ok"), (), 6), "audit",
+     "one entry per call: turn, tool, arguments, outcome",
+     "una entrada por llamada: turn, tool, arguments, outcome"),
+    ("the loop stops after max_turns", "el bucle para tras max_turns",
+     AgentCase("everything", ((("files_list", "{}"),),) * 5, (), 2), "turns",
+     "at most max_turns calls of the model", "como mucho max_turns llamadas al modelo"),
+]
+
+_PROJECTIONS = {"reached": ("reached", "llegaron"), "shown": ("recibió", "got"),
+                "asked": ("confirm",), "offered": ("offered", "ofrecidas"),
+                "audit": ("audit", "auditoría"), "turns": ("turns", "turnos")}
+
+
+def _project(steps: list[Step], what: str) -> Any:
+    keys = _PROJECTIONS[what]
+    picked = [s.seen for s in steps if any(k in s.label for k in keys)
+              or s.label == "run_agent(...)"]
+    return picked
+
+
+def check_agent_loop(run_agent: Callable) -> None:
+    """Part 3: the agent loop with the host's checks, against real servers."""
+    with Host(servers()) as host:
+        trial = _agent_trial(host)
+        results = []
+        for en, es, x, what, hint_en, hint_es in _NAMED_AGENT_CASES:
+            expected = _project(trial(reference_run_agent, x), what)
+            results.append(case(_(en, es), lambda x=x, what=what: _project(
+                trial(run_agent, x), what), expected, given=_show_agent(x),
+                hint=_(hint_en, hint_es)))
+        results.append(differential(
+            _("generated scripts, against mcpkit.agent.run_agent",
+              "guiones generados, frente a mcpkit.agent.run_agent"),
+            key="lab10/agent", generate=_agent_case, trial=trial,
+            reference=reference_run_agent, learner=run_agent, show=_show_agent,
+            shrink=_shrink_agent, hint=_agent_hint, cases=25))
+    run_checks(results)
+
