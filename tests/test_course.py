@@ -130,10 +130,10 @@ def test_every_course_source_renders_in_both_languages_with_parity():
     assert {s.stem for s in sources if s.kind == "lesson"} >= {
         "00_host_client_server", "01_framing", "02_jsonrpc", "03_dispatch", "04_server",
         "04b_stdio", "05_client", "06_many_servers", "07_modern", "08_http",
-        "10_host_and_model"}
+        "09_real_world", "10_host_and_model"}
     assert {s.stem for s in sources if s.kind == "lab"} >= {
         "lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server", "lab05_client",
-        "lab06_host", "lab07_modern", "lab08_http", "lab10_host_model"}
+        "lab06_host", "lab07_modern", "lab08_http", "lab09_real_world", "lab10_host_model"}
     for s in sources:
         nb = src.read_source(s.path)
         for variant in ("lesson",) if s.kind == "lesson" else ("solution", "student"):
@@ -473,7 +473,8 @@ from mcpkit.course import isolate  # noqa: E402
 from mcpkit.grading import core  # noqa: E402
 
 LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server",
-             "lab05_client", "lab06_host", "lab07_modern", "lab08_http", "lab10_host_model")
+             "lab05_client", "lab06_host", "lab07_modern", "lab08_http", "lab09_real_world",
+             "lab10_host_model")
 
 
 def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:

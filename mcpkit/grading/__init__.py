@@ -8,7 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
-from . import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08, lab10
+from . import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08, lab09, lab10
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -44,6 +44,9 @@ from .lab08 import (
     modern_headers,
     notes_front_server,
 )
+from .lab09 import check_harness, check_notes_port, check_reference_host
+from .lab09 import peers as lab09_peers
+from .lab09 import server_command as lab09_server_command
 from .lab10 import check_agent_loop, check_calls_and_results, check_tool_formats
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
@@ -56,8 +59,15 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab08_http": lab08.OFF_LIMITS,
     "lab05_client": lab05.OFF_LIMITS,
     "lab06_host": lab06.OFF_LIMITS,
+    "lab09_real_world": lab09.OFF_LIMITS,
     "lab10_host_model": lab10.OFF_LIMITS,
 }
+
+
+def lab09_notes_command() -> list[str]:
+    """The command that runs mcpkit's notes server (lab 09's setup cell uses it)."""
+    return list(lab09.NOTES_COMMAND)
+
 
 __all__ = [
     "OFF_LIMITS",
@@ -84,6 +94,9 @@ __all__ = [
     "check_merge",
     "check_namespace",
     "check_end_of_stream",
+    "check_harness",
+    "check_notes_port",
+    "check_reference_host",
     "check_error_for",
     "check_next_step",
     "check_ndjson_decoder",
@@ -104,6 +117,9 @@ __all__ = [
     "get_language",
     "lab05_server_command",
     "lab06_server_command",
+    "lab09_notes_command",
+    "lab09_peers",
+    "lab09_server_command",
     "predicate",
     "run_checks",
     "set_language",

@@ -1,0 +1,143 @@
+"""Lab 09's test server: an MCP peer whose quirks are chosen on its command line.
+
+Run as a plain script (``python -I lab09_server.py '<json>'``): standard library only, so it
+starts in a few tens of milliseconds. The JSON argument says how it behaves; every key is
+optional. The quirks are the ones real peers have, so a harness that copes with them copes
+with the real world:
+
+=================  ==========================================================================
+``version``        the protocolVersion it answers with, whatever the client asked
+``page``           list results this many at a time, with ``nextCursor`` (0: all at once)
+``tools``          names of its tools, from ``echo``, ``add``, ``fail``, ``image``
+``resources``      ``{uri: text}``, readable with ``resources/read``
+``templates``      URI templates it lists (never readable: reading one is a miss)
+``prompts``        names of its prompts
+``unknown_tool``   ``"protocol"`` (error -32602) or ``"result"`` (``isError: true``)
+``missing``        the error code for a resource it does not have (-32002 by default)
+``chatty``         before every answer, a ``notifications/message`` and a ``ping`` request
+``stray``          before every answer, a response for an id nobody used
+``noise``          lines of plain text it prints on stdout first (a classic stdio bug)
+``silent``         methods it never answers
+``linger``         does not exit at the end of its input (it must be killed)
+=================  ==========================================================================
+"""
+
+import json
+import sys
+import time
+
+CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+OUT = sys.stdout
+
+
+def send(message):
+    OUT.write(json.dumps(message, ensure_ascii=False) + "\n")
+    OUT.flush()
+
+
+def page(items, params, key):
+    size = CONFIG.get("page", 0)
+    start = int((params or {}).get("cursor") or 0)
+    if not size:
+        return {key: items}
+    result = {key: items[start : start + size]}
+    if start + size < len(items):
+        result["nextCursor"] = str(start + size)
+    return result
+
+
+def call_tool(params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name not in CONFIG.get("tools", []):
+        if CONFIG.get("unknown_tool") == "result":
+            return {"content": [{"type": "text", "text": f"Unknown tool: {name}"}],
+                    "isError": True}
+        return {"code": -32602, "message": f"Unknown tool: {name}"}
+    if name == "echo":
+        return {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
+    if name == "add":
+        return {"content": [{"type": "text", "text": str(args.get("a", 0) + args.get("b", 0))}]}
+    if name == "image":
+        return {"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                            {"type": "text", "text": "a tiny image"}]}
+    return {"content": [{"type": "text", "text": "it failed"}], "isError": True}
+
+
+def answer(method, params):
+    """(result, None) or (None, error)."""
+    if method == "initialize":
+        caps = {"logging": {}}
+        for kind in ("tools", "resources", "prompts"):
+            if CONFIG.get(kind) or (kind == "resources" and CONFIG.get("templates")):
+                caps[kind] = {}
+        return {"protocolVersion": CONFIG.get("version", "2025-11-25"), "capabilities": caps,
+                "serverInfo": {"name": "lab09-test", "version": "0.1"}}, None
+    if method == "ping":
+        return {}, None
+    if method == "tools/list":
+        tools = [{"name": n, "inputSchema": {"type": "object", "properties": {}}}
+                 for n in CONFIG.get("tools", [])]
+        return page(tools, params, "tools"), None
+    if method == "tools/call":
+        result = call_tool(params or {})
+        return (None, result) if "code" in result else (result, None)
+    if method == "resources/list":
+        items = [{"uri": u, "name": u} for u in CONFIG.get("resources", {})]
+        return page(items, params, "resources"), None
+    if method == "resources/templates/list":
+        items = [{"uriTemplate": t, "name": t} for t in CONFIG.get("templates", [])]
+        return page(items, params, "resourceTemplates"), None
+    if method == "resources/read":
+        uri = (params or {}).get("uri")
+        text = CONFIG.get("resources", {}).get(uri)
+        if text is None:
+            return None, {"code": CONFIG.get("missing", -32002), "message": f"no {uri}"}
+        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}, None
+    if method == "prompts/list":
+        return page([{"name": n} for n in CONFIG.get("prompts", [])], params, "prompts"), None
+    if method == "prompts/get":
+        name = (params or {}).get("name")
+        if name not in CONFIG.get("prompts", []):
+            return None, {"code": -32602, "message": f"no prompt {name}"}
+        args = (params or {}).get("arguments") or {}
+        words = " ".join(f"{k}={args[k]}" for k in sorted(args))
+        return {"messages": [
+            {"role": "user", "content": {"type": "resource", "resource": {
+                "uri": f"prompt://{name}", "text": f"about {name}"}}},
+            {"role": "user", "content": {"type": "text", "text": f"{name}: {words}"}}]}, None
+    return None, {"code": -32601, "message": f"no method {method}"}
+
+
+def main():
+    for _ in range(CONFIG.get("noise", 0)):
+        OUT.write("starting the lab 09 test server...\n")
+    OUT.flush()
+    extra = 0
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+            continue  # notifications and responses to our pings
+        method = message["method"]
+        if method in CONFIG.get("silent", []):
+            continue
+        if CONFIG.get("chatty"):
+            extra += 1
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": f"handling {method}"}})
+            send({"jsonrpc": "2.0", "id": f"server-{extra}", "method": "ping"})
+        if CONFIG.get("stray"):
+            send({"jsonrpc": "2.0", "id": 987654, "result": {}})
+        result, error = answer(method, message.get("params"))
+        reply = {"jsonrpc": "2.0", "id": message["id"]}
+        reply.update({"error": error} if error is not None else {"result": result})
+        send(reply)
+    if CONFIG.get("linger"):
+        time.sleep(30)
+
+
+if __name__ == "__main__":
+    main()
