@@ -316,7 +316,7 @@ tool_result
 # | 06 | a host: many servers, one tool namespace, restarts | `host.py` |
 # | 07 | modern MCP: stateless requests and discovery | `versions.py` |
 # | 08 | streamable HTTP | `transports/http.py` |
-# | 09 | the real world: reference servers and official SDKs | |
+# | 09 | the real world: reference servers and official SDKs | `interop/`, `grading/lab09.py` (a harness) |
 # | 10 | host and model: the agent loop | `toolformats.py`, `agent.py` |
 #
 # Every module is short enough to read in one sitting. When a lesson says "`mcpkit` does
@@ -338,7 +338,7 @@ tool_result
 # | 06 | un host: muchos servidores, un espacio de nombres de herramientas, reinicios | `host.py` |
 # | 07 | MCP moderno: solicitudes sin estado y descubrimiento | `versions.py` |
 # | 08 | HTTP con streaming (streamable HTTP) | `transports/http.py` |
-# | 09 | el mundo real: servidores de referencia y SDK oficiales | |
+# | 09 | el mundo real: servidores de referencia y SDK oficiales | `interop/`, `grading/lab09.py` (un harness) |
 # | 10 | host y modelo: el bucle del agente | `toolformats.py`, `agent.py` |
 #
 # Cada módulo es lo bastante corto para leerlo de una sentada. Cuando una lección diga

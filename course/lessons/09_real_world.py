@@ -141,6 +141,85 @@ else:
 # leer, no como un error de protocolo. Tenlo presente para la sección 5.
 
 # %% [markdown] lang="en"
+# ### By hand: the three messages a host sends first
+#
+# Under the host, the handshake happened out of sight. Here is the same reference server
+# spoken to directly, the way lesson 04b spoke to the notes server: a child process, and
+# JSON lines written to its stdin. First `initialize` (our revision, our capabilities: none),
+# then the notification `notifications/initialized`, which gets no answer, then `tools/list`.
+# Every read waits at most ten seconds, and the server ends when its stdin closes.
+
+# %% [markdown] lang="es"
+# ### A mano: los tres mensajes que un host envía primero
+#
+# Bajo el host, el handshake ocurrió donde no se veía. Aquí está el mismo servidor de
+# referencia, hablándole directamente, como la lección 04b le habló al servidor de notas: un
+# proceso hijo y líneas JSON escritas en su stdin. Primero `initialize` (nuestra revisión,
+# nuestras capacidades: ninguna), luego la notificación `notifications/initialized`, que no
+# recibe respuesta, y después `tools/list`. Cada lectura espera como mucho diez segundos, y el
+# servidor termina cuando se cierra su stdin.
+
+# %%
+import select  # noqa: E402
+import time  # noqa: E402
+
+
+def by_hand(command):
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+    pending = b""
+
+    def send(message):
+        line = json.dumps(message) + "\n"
+        print(">", line.strip()[:100])
+        child.stdin.write(line.encode())
+        child.stdin.flush()
+
+    def answer_to(request_id, seconds=10.0):
+        nonlocal pending
+        deadline = time.monotonic() + seconds
+        while True:
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                message = json.loads(line)
+                if message.get("id") == request_id and "method" not in message:
+                    return message
+            ready, _, _ = select.select([child.stdout], [], [],
+                                        max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError(f"no answer to request {request_id} in {seconds} s")
+            chunk = os.read(child.stdout.fileno(), 65536)
+            if not chunk:
+                raise EOFError("the server closed its stdout")
+            pending += chunk
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "by-hand", "version": "0"}}})
+        hello = answer_to(1)["result"]
+        print("<", hello["protocolVersion"], hello["serverInfo"]["name"],
+              sorted(hello["capabilities"]))
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        tools = answer_to(2)["result"]["tools"]
+        print("<", len(tools) > 5, sorted(t["name"] for t in tools)[:4])
+    finally:
+        child.stdin.close()
+        try:
+            child.wait(5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(5)
+        child.stdout.close()
+
+
+if NODE and PEERS["server-filesystem"]:
+    by_hand([NODE, PEERS["server-filesystem"], str(folder.resolve())])
+else:
+    print(MISSING)
+
+# %% [markdown] lang="en"
 # ## 2 · Other clients drive mcpkit
 #
 # Now the other way round. The official Python SDK's client (`stdio_client` starts the

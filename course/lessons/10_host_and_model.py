@@ -480,8 +480,8 @@ print(agent.looks_injected(hello["description"]))
 print("files_hello" in [t["name"] for t in agent.offered_tools(poisoned.tools())])
 
 # %% [markdown] lang="en"
-# `looks_injected` is a heuristic: it knows the usual phrasings ("ignore previous
-# instructions", `<IMPORTANT>`, "do not tell the user"), not every way to say them. What a
+# `looks_injected` is a heuristic: it knows the usual phrasings (`ignore previous
+# instructions`, `<IMPORTANT>`, `do not tell the user`), not every way to say them. What a
 # host can do for sure is **show the user** what it offers the model (the descriptions
 # too), and offer a new server's tools only once the user approved them.
 #
@@ -494,8 +494,8 @@ print("files_hello" in [t["name"] for t in agent.offered_tools(poisoned.tools())
 # (with mcpkit's `Host.handle_anthropic_tool_use`, which translates and nothing more):
 
 # %% [markdown] lang="es"
-# `looks_injected` es una heurística: conoce las formulaciones habituales ("ignore previous
-# instructions", `<IMPORTANT>`, "do not tell the user"), no todas las maneras de decirlas. Lo
+# `looks_injected` es una heurística: conoce las formulaciones habituales (`ignore previous
+# instructions`, `<IMPORTANT>`, `do not tell the user`), no todas las maneras de decirlas. Lo
 # que un host sí puede hacer con seguridad es **mostrarle al usuario** lo que ofrece al modelo
 # (también las descripciones) y ofrecer las herramientas de un servidor nuevo solo cuando el
 # usuario las haya aprobado.
