@@ -14,7 +14,7 @@ server core   context registry connection
 byte pumps    transports.stdio transports.process
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
-              transports.sse_store transports.http
+              transports.sse_store transports.http_auth transports.http
               oauth transports.http_client
 client side   session client aclient toolformats host agent
 package       mcpkit
