@@ -476,6 +476,16 @@ class ResourceServer:
         self.metadata_url = origin + WELL_KNOWN + path
         self.metadata_paths = frozenset({WELL_KNOWN + path, WELL_KNOWN})
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> ResourceServer:
+        """From plain data (``mcpkit serve --http --resource ...``, a worker's environment):
+        ``resource``, ``issuer``, ``jwks_url`` and optionally ``scopes``. JWT access tokens
+        only: an introspection client secret does not belong on a command line."""
+        issuer = config["issuer"]
+        return cls(config["resource"], [issuer],
+                   JwtValidator(issuer, jwks_url=config["jwks_url"]),
+                   scopes=config.get("scopes") or ())
+
     def __repr__(self) -> str:
         return f"ResourceServer({self.resource!r}, validator={self.validator!r})"
 
