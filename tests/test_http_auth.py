@@ -243,6 +243,22 @@ def test_key_rotation_refetches_the_jwks_once(rs256: MockAuthServer) -> None:
         assert validator.fetches == 2
 
 
+def test_concurrent_requests_with_a_new_kid_share_one_fetch(rs256: MockAuthServer) -> None:
+    import asyncio
+
+    validator = JwtValidator(rs256.base, jwks_url=f"{rs256.base}/jwks")
+
+    async def main() -> None:
+        await validator.validate(rs256.sign(rs256.claims("mcp", "r")))
+        rs256.rotate_keys()
+        tokens = [rs256.sign(rs256.claims("mcp", "r")) for _ in range(8)]
+        infos = await asyncio.gather(*(validator.validate(t) for t in tokens))
+        assert all(info.scopes == {"mcp"} for info in infos)
+
+    asyncio.run(main())
+    assert validator.fetches == 2 and len(rs256.seen("/jwks")) == 2
+
+
 def test_insufficient_scope_is_403_with_the_scopes_needed(rs256: MockAuthServer) -> None:
     with protected(rs256) as http:
         reader = token_for(rs256, http, "mcp")
@@ -274,6 +290,22 @@ def test_a_legacy_session_belongs_to_its_token(rs256: MockAuthServer) -> None:
             answer = httpx.post(http.url, json=ping, timeout=5,
                                 headers={**session, "authorization": f"Bearer {token}"})
             assert answer.status_code == status, (token == alice, answer.text)
+
+
+def test_at_jwt_typ_when_required_and_nothing_secret_in_reprs(rs256: MockAuthServer) -> None:
+    import asyncio
+
+    from joserfc import jwt
+
+    strict = JwtValidator(rs256.base, jwks=rs256.jwks(), require_at_jwt=True)
+    claims = rs256.claims("mcp", "http://x/mcp")
+    plain = jwt.encode({"alg": "RS256", "kid": "k1", "typ": "JWT"}, claims, rs256.keys[0])
+    with pytest.raises(Exception, match="typ at\\+jwt"):
+        asyncio.run(strict.validate(plain))
+    info = asyncio.run(strict.validate(rs256.sign(claims)))
+    assert info.subject == "alice" and info.audience == ("http://x/mcp",)
+    assert "claims" not in repr(info) and rs256.sign(claims) not in repr(info)
+    assert "rs-secret" not in repr(IntrospectionValidator("http://x/i", *RESOURCE_SERVER_CLIENT))
 
 
 # -- introspection (RFC 7662) -----------------------------------------------------------------

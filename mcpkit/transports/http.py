@@ -576,7 +576,7 @@ class McpHttpApp:
     async def _resource_metadata(self, scope: Scope, send: AsgiSend) -> None:
         """RFC 9728: where tokens for this server come from."""
         assert self.auth is not None
-        if scope["method"] not in ("GET", "HEAD"):
+        if scope["method"] != "GET":
             raise HttpError(405, jsonrpc.INVALID_REQUEST, "The metadata is read with GET",
                             headers=[("allow", "GET")])
         await _send_json(send, 200, self.auth.metadata(), [("cache-control", "max-age=300")])

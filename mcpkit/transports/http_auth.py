@@ -128,16 +128,10 @@ class TokenInfo:
     @classmethod
     def from_claims(cls, claims: Mapping[str, Any]) -> TokenInfo:
         """From RFC 9068 JWT claims or an RFC 7662 introspection response (same names)."""
-        scope = claims.get("scope")
-        if isinstance(scope, str):
-            scopes = scope.split()
-        else:  # "scp" as a list: what several issuers send instead
-            scp = claims.get("scp")
-            scopes = scp.split() if isinstance(scp, str) else [
-                s for s in scp or () if isinstance(s, str)] if isinstance(scp, list) else []
+        # "scope" is a space-separated string; several issuers send a list in "scp".
+        scopes = _strings(claims.get("scope")) or _strings(claims.get("scp"))
         aud = claims.get("aud")
-        audience = (aud,) if isinstance(aud, str) else tuple(
-            a for a in aud if isinstance(a, str)) if isinstance(aud, list) else ()
+        audience = tuple(_strings([aud] if isinstance(aud, str) else aud))
         exp = claims.get("exp")
         return cls(
             subject=_str_or_none(claims.get("sub")),
@@ -147,6 +141,13 @@ class TokenInfo:
             issuer=_str_or_none(claims.get("iss")),
             audience=audience,
             claims=dict(claims))
+
+
+def _strings(value: Any) -> list[str]:
+    """A space-separated string's words, or a list's strings; else nothing."""
+    if isinstance(value, str):
+        return value.split()
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -324,8 +325,8 @@ class JwtValidator:
             try:
                 keys = KeySet.import_key_set(
                     await _get_json(self.jwks_url, self.timeout, "the JWKS"))
-            except (AuthUnavailable, jose_errors.JoseError, ValueError, TypeError,
-                    KeyError) as exc:
+            except (AuthUnavailable, jose_errors.JoseError, ValueError, TypeError, KeyError,
+                    AttributeError) as exc:
                 self._held_at, self._fetch_failed = time.monotonic(), True
                 if isinstance(exc, AuthUnavailable):
                     raise
