@@ -65,7 +65,9 @@ class MockAuthServer:
         self._refresh: dict[str, dict[str, str]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll: stop() waits for it (the default half second, at every teardown).
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05})
         self._stopped = False
 
     @property
