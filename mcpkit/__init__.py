@@ -14,7 +14,7 @@ server core   context registry connection
 byte pumps    transports.stdio transports.process
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
-              transports.sse_store transports.http
+              transports.sse_store transports.http_auth transports.http
               oauth transports.http_client
 client side   session client aclient toolformats host agent
 package       mcpkit
@@ -33,8 +33,9 @@ course        display grading* widgets course* examples*
   transport :class:`~mcpkit.connection.Connection`;
 - *byte pumps*: stdio loops that know framing and nothing of servers or clients;
 - :class:`~mcpkit.server.Server`: a registry that makes connections and runs over stdio;
-- *HTTP*: the streamable HTTP server (ASGI) and its client transport, with OAuth
-  (:mod:`~mcpkit.oauth`) for servers that want a token;
+- *HTTP*: the streamable HTTP server (ASGI) and its client transport, with OAuth on both
+  sides: tokens from an authorization server checked (:mod:`~mcpkit.transports.http_auth`)
+  and got (:mod:`~mcpkit.oauth`);
 - *client side*: one session's logic without I/O (:mod:`~mcpkit.session`), driven by a
   blocking front (:class:`~mcpkit.client.Client`) or an asyncio one
   (:class:`~mcpkit.aclient.AsyncClient`); model tool formats; many sessions

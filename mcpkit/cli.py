@@ -32,12 +32,24 @@ def main(argv: list[str] | None = None) -> int:
                        help="HTTP: worker processes (share MCPKIT_STATE_SECRET; default 1)")
     serve.add_argument("--token", default=None,
                        help="HTTP: require 'Authorization: Bearer TOKEN' (or MCPKIT_HTTP_TOKEN)")
+    serve.add_argument("--resource", default=None, metavar="URL",
+                       help="HTTP: take JWT access tokens from an authorization server; this "
+                            "is the server's canonical URL, the tokens' audience")
+    serve.add_argument("--auth-issuer", default=None, metavar="URL",
+                       help="HTTP, with --resource: the authorization server (token issuer)")
+    serve.add_argument("--auth-jwks", default=None, metavar="URL",
+                       help="HTTP, with --resource: where the issuer publishes its keys")
+    serve.add_argument("--auth-scope", action="append", default=None, metavar="SCOPE",
+                       help="HTTP, with --resource: a scope every request needs (repeatable)")
     serve.add_argument("--allow-host", action="append", default=None, metavar="HOST",
                        help="HTTP: also accept this Host header (repeatable; loopback always)")
     serve.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
                        help="HTTP: also accept this Origin (repeatable; loopback always)")
     _add_shell_commands(commands)
     args = parser.parse_args(argv)
+    auth_options = (args.resource, args.auth_issuer, args.auth_jwks)
+    if args.command == "serve" and any(auth_options) and not all(auth_options):
+        parser.error("--resource, --auth-issuer and --auth-jwks go together")
     if args.command != "serve":
         logging.basicConfig(stream=sys.stderr, level="WARNING",
                             format="%(name)s %(levelname)s %(message)s")
@@ -67,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         run_http(server, args.host, args.port, target=args.target, workers=args.workers,
                  max_body_size=args.max_message_size, log_level=args.log_level,
                  token=args.token, allowed_hosts=args.allow_host,
-                 allowed_origins=args.allow_origin)
+                 allowed_origins=args.allow_origin,
+                 auth={"resource": args.resource, "issuer": args.auth_issuer,
+                       "jwks_url": args.auth_jwks, "scopes": args.auth_scope or []}
+                 if args.resource else None)
         return 0
     from .transports.stdio import serve_stdio
 

@@ -87,6 +87,12 @@ class Context:
         """The server's :class:`~mcpkit.registry.Registry` (its tools, resources, ...)."""
         return self.connection.server
 
+    @property
+    def auth(self) -> Any:
+        """Whose token the request came with, over HTTP with an authorization server
+        (a :class:`~mcpkit.transports.http_auth.TokenInfo`); None otherwise."""
+        return getattr(self._send, "auth", None)
+
     def client_supports(self, capability: str) -> bool:
         return capability in self.client_capabilities
 

@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from .server import Server
 
 if TYPE_CHECKING:
     from .transports.http import McpHttpApp
+    from .transports.http_auth import ResourceServer
 
 log = logging.getLogger("mcpkit.launch")
 
@@ -81,6 +82,7 @@ def run_http(
     allowed_origins: Iterable[str] | None = None,
     max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     log_level: str = "info",
+    auth: ResourceServer | Mapping[str, Any] | None = None,
 ) -> None:
     """Serve over HTTP until interrupted (``mcpkit serve TARGET --http``).
 
@@ -94,7 +96,10 @@ def run_http(
 
     Bound to another address than loopback (``host="0.0.0.0"``), the server still answers
     only requests whose ``Host`` is this machine's loopback name or the bound address: list
-    the names clients use in ``allowed_hosts``, and set a ``token``.
+    the names clients use in ``allowed_hosts``, and set a ``token``, or ``auth`` to take
+    tokens from an authorization server: a
+    :class:`~mcpkit.transports.http_auth.ResourceServer`, or (also with workers) the plain
+    data of :meth:`~mcpkit.transports.http_auth.ResourceServer.from_config`.
     """
     import uvicorn
 
@@ -107,22 +112,28 @@ def run_http(
         "allowed_origins": list(allowed_origins) if allowed_origins else None,
         "max_body_size": max_body_size,
     }
+    if auth is not None:
+        options["auth"] = dict(auth) if isinstance(auth, Mapping) else auth
     if host not in http.LOOPBACK_NAMES:
         log.warning("serving on %s: reachable from other machines%s", host,
-                    "" if token else " without a token (pass token=... or MCPKIT_HTTP_TOKEN)")
+                    "" if token or auth else
+                    " without a token (pass token=... or MCPKIT_HTTP_TOKEN)")
     common = {"host": host, "port": port, "log_level": log_level.lower(),
               "timeout_graceful_shutdown": 3, "http": http.PROTOCOL}
     if workers <= 1:
         if server is None:
             server = load_target(target or "")
         try:
-            http.uvicorn_server(http.McpHttpApp(server, **options), lifespan="on",
+            http.uvicorn_server(http.McpHttpApp(server, **_with_auth(options)), lifespan="on",
                                 **common).run()
         except KeyboardInterrupt:
             pass  # uvicorn re-raises Ctrl+C once it has shut down cleanly
         return
     if not target:
         raise ValueError("several workers each import the server: pass target='module:attr'")
+    if auth is not None and not isinstance(auth, Mapping):
+        raise ValueError("several workers each build their app: pass auth as plain data "
+                         "(see ResourceServer.from_config), not a ResourceServer")
     if not os.environ.get("MCPKIT_STATE_SECRET"):
         import secrets  # here: it loads OpenSSL, which a stdio server never needs
 
@@ -138,4 +149,13 @@ def app_from_env() -> McpHttpApp:
     from .transports import http
 
     options = json.loads(os.environ.get(_ENV_OPTIONS) or "{}")
-    return http.McpHttpApp(load_target(os.environ[_ENV_TARGET]), **options)
+    return http.McpHttpApp(load_target(os.environ[_ENV_TARGET]), **_with_auth(options))
+
+
+def _with_auth(options: dict[str, Any]) -> dict[str, Any]:
+    """The app's options with ``auth`` given as plain data made a ResourceServer."""
+    if not isinstance(options.get("auth"), Mapping):
+        return options
+    from .transports.http_auth import ResourceServer
+
+    return {**options, "auth": ResourceServer.from_config(options["auth"])}

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib.util
 import logging
 import secrets
@@ -70,7 +71,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import jsonrpc, versions
 from .. import params as params_mod
@@ -80,6 +81,9 @@ from ..server import Server
 from .http_headers import H_SESSION, H_VERSION, HeaderMirror
 from .http_security import LOOPBACK_NAMES, Guard, HttpError, RequestHeaders, accepts
 from .sse_store import EventStore, UnknownEvent
+
+if TYPE_CHECKING:  # http_auth needs the OAuth libraries: loaded only by who builds one
+    from .http_auth import ResourceServer, TokenInfo
 
 log = logging.getLogger("mcpkit.http")
 
@@ -120,6 +124,11 @@ _MODERN_ERROR_STATUS = {
     jsonrpc.UNSUPPORTED_PROTOCOL_VERSION: 400,
     jsonrpc.METHOD_NOT_FOUND: 404,
 }
+
+#: The checked token of the request being served (each ASGI request is its own task).
+_request_auth: contextvars.ContextVar[TokenInfo | None] = contextvars.ContextVar(
+    "mcpkit_request_auth", default=None)
+
 
 class _ClientGone(Exception):
     """The client disconnected while we were still reading its request."""
@@ -269,6 +278,20 @@ class _Reply:
         self._outbox.put(_BREAK)
 
 
+class _Authorized:
+    """A reply channel that also says whose token the request came with (``ctx.auth``)."""
+
+    def __init__(self, reply: Callable[[Any], None], auth: TokenInfo) -> None:
+        self._reply = reply
+        self.auth = auth
+        end_stream = getattr(reply, "end_stream", None)
+        if end_stream is not None:
+            self.end_stream = end_stream
+
+    def __call__(self, message: Any) -> None:
+        self._reply(message)
+
+
 class _Recorder:
     """Gives one legacy SSE stream's events their ids and keeps them in the app's
     :class:`~mcpkit.transports.sse_store.EventStore`, so the client can resume the stream.
@@ -321,6 +344,7 @@ class _Session:
     """One legacy session (2025-11-25 and earlier): its Connection and its GET stream."""
 
     connection: Connection  # set right after: the Connection sends through push()
+    owner: Any = None  # who opened it, with a ResourceServer (TokenInfo.owner)
 
     def __init__(self, session_id: str) -> None:
         self.id = session_id
@@ -449,6 +473,8 @@ class McpHttpApp:
 
     ``allowed_hosts``, ``allowed_origins`` and ``token`` make its security policy: see
     :class:`~mcpkit.transports.http_security.Guard` (the defaults suit a local server).
+    ``auth``: tokens from an external authorization server instead of one static ``token``
+    (:class:`~mcpkit.transports.http_auth.ResourceServer`).
     """
 
     def __init__(
@@ -459,6 +485,7 @@ class McpHttpApp:
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
         token: str | None = None,
+        auth: ResourceServer | None = None,
         max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         keepalive_s: float = KEEPALIVE_S,
         session_idle_timeout_s: float = SESSION_IDLE_TIMEOUT_S,
@@ -470,6 +497,9 @@ class McpHttpApp:
         self.server = server
         self.path = "/" + path.strip("/")
         self.guard = Guard(allowed_hosts, allowed_origins, token)
+        if auth is not None and token is not None:
+            raise ValueError("give a static token or auth=ResourceServer(...), not both")
+        self.auth = auth
         self._mirror = HeaderMirror(server.tools)
         self.max_body_size = max_body_size
         self.keepalive_s = keepalive_s
@@ -521,10 +551,15 @@ class McpHttpApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: AsgiSend) -> None:
         headers = RequestHeaders(scope["headers"])
+        if self.auth is not None and scope["path"] in self.auth.metadata_paths:
+            await self._resource_metadata(scope, send)  # public: before the checks
+            return
         if scope["path"].rstrip("/") != self.path:
             raise HttpError(404, jsonrpc.INVALID_REQUEST,
                             f"No MCP endpoint at {scope['path']}; it is at {self.path}")
         self.guard.check(headers)
+        if self.auth is not None:
+            _request_auth.set(await self.auth.authorize(headers))
         if self.closed:
             raise HttpError(503, jsonrpc.INVALID_REQUEST, "The server is shutting down")
         method = scope["method"]
@@ -537,6 +572,14 @@ class McpHttpApp:
         else:
             raise HttpError(405, jsonrpc.INVALID_REQUEST, f"{method} is not used by MCP",
                             headers=[("allow", "GET, POST, DELETE")])
+
+    async def _resource_metadata(self, scope: Scope, send: AsgiSend) -> None:
+        """RFC 9728: where tokens for this server come from."""
+        assert self.auth is not None
+        if scope["method"] != "GET":
+            raise HttpError(405, jsonrpc.INVALID_REQUEST, "The metadata is read with GET",
+                            headers=[("allow", "GET")])
+        await _send_json(send, 200, self.auth.metadata(), [("cache-control", "max-age=300")])
 
     async def _read_body(self, receive: Receive, headers: RequestHeaders) -> bytes:
         too_large = HttpError(413, jsonrpc.INVALID_REQUEST,
@@ -692,6 +735,8 @@ class McpHttpApp:
         self._purge_idle_sessions()
         self._make_room_for_a_session(message.get("id"))
         session = _Session(secrets.token_urlsafe(32))  # 256 random bits, URL-safe ASCII
+        auth = _request_auth.get()
+        session.owner = auth.owner if auth is not None else None
         connection = self.server.connect(session.push)
         session.connection = connection
         replies: list[dict[str, Any]] = []
@@ -713,6 +758,10 @@ class McpHttpApp:
         """The live session a request names, or the HTTP error the spec gives."""
         with self._lock:
             session = self._sessions.get(session_id)
+        auth = _request_auth.get()
+        if session is not None and session.owner != (auth.owner if auth else None):
+            log.warning("session %s... used with another user's token", session_id[:8])
+            session = None  # not theirs: as if it did not exist
         if session is None or session.ended:
             raise HttpError(404, jsonrpc.INVALID_REQUEST,
                             "Session not found (it ended or never existed): initialize again",
@@ -825,6 +874,10 @@ class McpHttpApp:
         key = self._quick.key(message)
         first = _IDLE
         reply = reply or outbox.put
+        auth = _request_auth.get()
+        if auth is not None and self.auth is not None:
+            self.auth.check_message(auth, message)  # the scopes this very request needs
+            reply = _Authorized(reply, auth)
         if modern and connection.may_wait(message):
             # A handler that takes a Context runs on the executor's thread, which may wait
             # (starting a thread for it would cost more than the rest of the request).

@@ -8,6 +8,13 @@ client that gets it wrong: PKCE S256 is checked (a wrong ``code_verifier`` is
 client credentials are checked. Knobs make it misbehave on purpose: ``metadata_issuer``
 (a metadata document that names another issuer), ``iss_mode`` (``correct``, ``wrong``,
 ``omit`` in the authorization response), ``expires_in``.
+
+With ``token_format="jwt"`` it is also a token issuer for resource servers
+(tests/test_http_auth.py): access tokens are JWTs (RFC 9068, ``typ: at+jwt``) signed with
+``alg`` (RS256 or ES256) by a key it publishes at ``/jwks``; :meth:`rotate_keys` starts
+signing with a new key (the old one stays published); ``/introspect`` answers RFC 7662
+for the resource server client ``rs``/``rs-secret``; :meth:`sign` makes any token the tests
+need (expired, another audience, ...) with the issuer's own keys.
 """
 
 from __future__ import annotations
@@ -17,20 +24,40 @@ import hashlib
 import json
 import secrets
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from joserfc import jwt
+from joserfc.jwk import ECKey, KeySet, RSAKey
+
+RESOURCE_SERVER_CLIENT = ("rs", "rs-secret")  # how a resource server introspects
+
+
+def new_key(alg: str, kid: str) -> RSAKey | ECKey:
+    parameters = {"kid": kid, "alg": alg, "use": "sig"}
+    if alg == "ES256":
+        return ECKey.generate_key("P-256", parameters=parameters, private=True)
+    return RSAKey.generate_key(2048, parameters=parameters, private=True)
 
 
 class MockAuthServer:
     def __init__(self, *, scopes_supported: list[str] | None = None,
                  metadata_issuer: str | None = None, iss_mode: str = "correct",
-                 expires_in: int = 3600, prm_document: Any = None) -> None:
+                 expires_in: int = 3600, prm_document: Any = None,
+                 token_format: str = "opaque", alg: str = "RS256",
+                 subject: str = "alice") -> None:
         self.scopes_supported = scopes_supported
         self.metadata_issuer = metadata_issuer
         self.iss_mode = iss_mode
         self.expires_in = expires_in
         self.prm_document = prm_document
+        self.token_format = token_format
+        self.alg = alg
+        self.subject = subject  # who logs in at /authorize
+        self.keys: list[RSAKey | ECKey] = [new_key(alg, "k1")] if token_format == "jwt" else []
+        self.active: dict[str, dict[str, Any]] = {}  # access token -> its claims
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, params)
         self.issued: list[str] = []  # every access and refresh token handed out
         self.clients: dict[str, str | None] = {"machine": "machine-secret"}
@@ -38,7 +65,10 @@ class MockAuthServer:
         self._refresh: dict[str, dict[str, str]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll: stop() waits for it (the default half second, at every teardown).
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05})
+        self._stopped = False
 
     @property
     def base(self) -> str:
@@ -53,6 +83,9 @@ class MockAuthServer:
         return self
 
     def stop(self) -> None:
+        if self._stopped:
+            return  # (a test may stop it early: the issuer going down)
+        self._stopped = True
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
@@ -65,6 +98,30 @@ class MockAuthServer:
 
     def seen(self, path: str) -> list[dict[str, str]]:
         return [params for _, p, params in self.requests if p == path]
+
+    # -- a token issuer --------------------------------------------------------------------
+
+    def jwks(self) -> dict[str, Any]:
+        return KeySet(list(self.keys)).as_dict(private=False)
+
+    def rotate_keys(self) -> None:
+        """Sign with a new key from now on; the old one stays in the JWKS."""
+        self.keys.insert(0, new_key(self.alg, f"k{len(self.keys) + 1}"))
+
+    def claims(self, scope: str = "", resource: str = "", subject: str = "alice",
+               client_id: str = "client", **extra: Any) -> dict[str, Any]:
+        now = int(time.time())
+        claims = {"iss": self.base, "sub": subject, "aud": resource, "client_id": client_id,
+                  "iat": now, "exp": now + self.expires_in,
+                  "jti": secrets.token_urlsafe(8), "scope": scope}
+        return {**claims, **extra}
+
+    def sign(self, claims: dict[str, Any], key: RSAKey | ECKey | None = None,
+             kid: str | None = None) -> str:
+        key = key or self.keys[0]
+        header = {"alg": "ES256" if isinstance(key, ECKey) else "RS256", "typ": "at+jwt",
+                  "kid": kid or key.kid}
+        return jwt.encode(header, claims, key)
 
     # -- the endpoints ---------------------------------------------------------------------
 
@@ -82,15 +139,24 @@ class MockAuthServer:
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
             "authorization_response_iss_parameter_supported": True,
         }
+        if self.token_format == "jwt":
+            document["jwks_uri"] = f"{base}/jwks"
+            document["introspection_endpoint"] = f"{base}/introspect"
         if self.scopes_supported is not None:
             document["scopes_supported"] = self.scopes_supported
         return document
 
-    def _issue(self, scope: str, resource: str, client_id: str) -> dict[str, Any]:
-        access = "at-" + secrets.token_urlsafe(16)
+    def _issue(self, scope: str, resource: str, client_id: str,
+               subject: str | None = None) -> dict[str, Any]:
+        subject = subject or self.subject
+        claims = self.claims(scope, resource, subject, client_id)
+        access = (self.sign(claims) if self.token_format == "jwt"
+                  else "at-" + secrets.token_urlsafe(16))
         refresh = "rt-" + secrets.token_urlsafe(16)
         self.issued += [access, refresh]
-        self._refresh[refresh] = {"scope": scope, "resource": resource, "client_id": client_id}
+        self.active[access] = claims
+        self._refresh[refresh] = {"scope": scope, "resource": resource, "client_id": client_id,
+                                  "subject": subject}
         answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
                                   "expires_in": self.expires_in, "refresh_token": refresh}
         if scope:
@@ -115,15 +181,26 @@ class MockAuthServer:
             held = self._refresh.pop(form.get("refresh_token", ""), None)
             if held is None:
                 return 400, {"error": "invalid_grant"}
-            return 200, self._issue(held["scope"], held["resource"], held["client_id"])
+            return 200, self._issue(held["scope"], held["resource"], held["client_id"],
+                                    held["subject"])
         if grant == "client_credentials":
             if not authorization or not authorization.startswith("Basic "):
                 return 401, {"error": "invalid_client"}
             client_id, _, secret = base64.b64decode(authorization[6:]).decode().partition(":")
             if self.clients.get(client_id) != secret:
                 return 401, {"error": "invalid_client"}
-            return 200, self._issue(form.get("scope", ""), form.get("resource", ""), client_id)
+            return 200, self._issue(form.get("scope", ""), form.get("resource", ""), client_id,
+                                    subject=client_id)
         return 400, {"error": "unsupported_grant_type"}
+
+    def _introspect(self, form: dict[str, str], authorization: str | None) -> tuple[int, Any]:
+        expected = "Basic " + base64.b64encode(":".join(RESOURCE_SERVER_CLIENT).encode()).decode()
+        if authorization != expected:
+            return 401, {"error": "invalid_client"}
+        claims = self.active.get(form.get("token", ""))
+        if claims is None or claims["exp"] <= time.time():
+            return 200, {"active": False}
+        return 200, {"active": True, "token_type": "Bearer", **claims}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         mock = self
@@ -158,6 +235,8 @@ class MockAuthServer:
                     self._send(200, document)
                 elif parts.path == "/.well-known/oauth-authorization-server":
                     self._send(200, mock._metadata())
+                elif parts.path == "/jwks" and mock.keys:
+                    self._send(200, mock.jwks())
                 elif parts.path == "/authorize":
                     code = secrets.token_urlsafe(8)
                     with mock._lock:
@@ -193,10 +272,13 @@ class MockAuthServer:
                 form = {k: v[0] for k, v in parse_qs(raw).items()}
                 with mock._lock:
                     mock.requests.append(("POST", path, form))
-                    if path != "/token":
+                    if path == "/introspect" and mock.keys:
+                        status, body = mock._introspect(form, self.headers.get("authorization"))
+                    elif path != "/token":
                         self._send(404, {"error": "not_found"})
                         return
-                    status, body = mock._token(form, self.headers.get("authorization"))
+                    else:
+                        status, body = mock._token(form, self.headers.get("authorization"))
                 self._send(status, body)
 
         return Handler
