@@ -66,6 +66,13 @@ from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
+try:  # what Authlib's httpx integration runs on: httpx2 when installed, else httpx
+    import httpx2 as _authlib_httpx
+except ImportError:  # pragma: no cover
+    _authlib_httpx = httpx
+# What a request made through Authlib may raise when the network fails.
+_AUTHLIB_HTTP_ERRORS = (httpx.HTTPError, _authlib_httpx.HTTPError)
+
 __all__ = [
     "Challenge",
     "MemoryTokenStore",
@@ -601,7 +608,7 @@ class OAuth:
                 token = await oauth.fetch_token(endpoint, **params)
         except AuthlibBaseError as exc:
             raise OAuthError(f"the token request to {endpoint} failed: {exc}") from None
-        except httpx.HTTPError as exc:
+        except _AUTHLIB_HTTP_ERRORS as exc:
             raise OAuthError(f"the token request to {endpoint} failed: {exc!r}") from None
         except ValueError:
             raise OAuthError(f"the token endpoint {endpoint} answered something that is not "
@@ -644,7 +651,7 @@ class OAuth:
                                           tokens.get("issuer")) as oauth:
                 fresh = await oauth.refresh_token(endpoint, refresh_token=refresh_token,
                                                   resource=tokens.get("resource"))
-        except (AuthlibBaseError, httpx.HTTPError, ValueError) as exc:
+        except (AuthlibBaseError, *_AUTHLIB_HTTP_ERRORS, ValueError) as exc:
             log.info("refreshing the token at %s failed: %s", endpoint, type(exc).__name__)
             return False
         if not isinstance(fresh.get("access_token"), str):

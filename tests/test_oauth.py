@@ -275,3 +275,21 @@ def test_async_client_authorizes_on_the_callers_loop(protected) -> None:
 
     run(main())
     assert gate.refusals == 1 and len(mock.seen("/authorize")) == 1
+
+
+def test_an_unreachable_token_endpoint_is_an_oauth_error() -> None:
+    """Authlib may run on httpx2 (the SDK installs it): its network errors must still come
+    out as OAuthError, naming the endpoint, not as that library's own exception."""
+    from mcpkit.oauth import OAuthError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    endpoint = f"http://127.0.0.1:{port}/token"
+    oauth = OAuth(grant="client_credentials", client_id="machine", client_secret="s",
+                  timeout=2.0)
+    client = {"client_id": "machine", "client_secret": "s",
+              "token_endpoint_auth_method": "client_secret_post"}
+    with pytest.raises(OAuthError, match="token request to .*/token failed"):
+        asyncio.run(oauth._token_request(client, None, {"token_endpoint": endpoint},
+                                         "http://127.0.0.1", grant_type="client_credentials"))
