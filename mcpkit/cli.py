@@ -47,10 +47,11 @@ def main(argv: list[str] | None = None) -> int:
                        help="HTTP: also accept this Origin (repeatable; loopback always)")
     _add_shell_commands(commands)
     args = parser.parse_args(argv)
-    auth_options = (args.resource, args.auth_issuer, args.auth_jwks)
-    if args.command == "serve" and any(auth_options) and not all(auth_options):
-        parser.error("--resource, --auth-issuer and --auth-jwks go together")
-    if args.command != "serve":
+    if args.command == "serve":
+        auth_options = (args.resource, args.auth_issuer, args.auth_jwks)
+        if any(auth_options) and not all(auth_options):
+            parser.error("--resource, --auth-issuer and --auth-jwks go together")
+    else:
         logging.basicConfig(stream=sys.stderr, level="WARNING",
                             format="%(name)s %(levelname)s %(message)s")
         from .shell import run  # the client side: not imported by `mcpkit serve`

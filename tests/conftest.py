@@ -250,3 +250,14 @@ def peer_factory():
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--fuzz-examples", type=int, default=None,
                      help="examples per fuzz test (default 60, or MCPKIT_FUZZ_EXAMPLES)")
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """A Node for the npm peers (>= 22.19), the peers installed: interop/install.sh (quick
+    when they are there already). Lesson and lab 09 need them too, so the course tests use
+    this fixture: on a fresh clone they run before the interop tests would install them."""
+    run = subprocess.run(["bash", str(ROOT / "interop" / "install.sh")], capture_output=True,
+                         text=True, timeout=900, env={**os.environ})
+    assert run.returncode == 0, f"interop/install.sh failed:\n{run.stderr[-3000:]}"
+    return run.stdout.strip().splitlines()[-1]

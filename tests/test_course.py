@@ -21,6 +21,8 @@ from mcpkit.course import grade as course_grade  # noqa: E402
 from mcpkit.course import source as src  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+# Lesson and lab 09 run the npm reference servers: install them first (see conftest.node).
+pytestmark = pytest.mark.usefixtures("node")
 TREES = ("notebooks", "labs", "solutions")
 
 

@@ -33,6 +33,8 @@ from mcpkit.course import grade as course_grade  # noqa: E402
 from mcpkit.course import source as src  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+# Lesson and lab 09 run the npm reference servers: install them first (see conftest.node).
+pytestmark = pytest.mark.usefixtures("node")
 FIXTURES = ROOT / "tests" / "fixtures" / "course"
 LABS = sorted(p.stem for p in (ROOT / "labs" / "en").glob("*.ipynb"))
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks" / "en").glob("*.ipynb"))

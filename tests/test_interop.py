@@ -30,15 +30,6 @@ PEERS = INTEROP / "node_modules" / "@modelcontextprotocol"
 NOTES = [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"]
 
 
-@pytest.fixture(scope="session")
-def node() -> str:
-    """A Node for the peers (>= 22.19), the peers installed: interop/install.sh."""
-    run = subprocess.run(["bash", str(INTEROP / "install.sh")], capture_output=True, text=True,
-                         timeout=900, env={**os.environ})
-    assert run.returncode == 0, f"interop/install.sh failed:\n{run.stderr[-3000:]}"
-    return run.stdout.strip().splitlines()[-1]
-
-
 def peer(node: str, name: str, *args: str) -> list[str]:
     return [node, str(PEERS / name / "dist" / "index.js"), *args]
 
