@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import random
 import signal
 import threading
@@ -753,3 +754,20 @@ def drop_each(items: list[Any]) -> Iterator[list[Any]]:
         yield items[n // 2 :]
     for i in reversed(range(n)):
         yield items[:i] + items[i + 1 :]
+
+
+def child_processes() -> set[int]:
+    """Processes whose parent is this one, running or zombie (Linux's /proc): what a check
+    compares before and after, so that a child left behind is seen."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+            found.add(int(entry))
+    return found

@@ -24,7 +24,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import host
-from .core import Gen, Seen, Step, _, case, differential, drop_each, run_checks, seen
+from .core import (
+    Gen,
+    Seen,
+    Step,
+    _,
+    case,
+    child_processes,
+    differential,
+    drop_each,
+    run_checks,
+    seen,
+)
 from .lab05 import bounded
 
 #: The host is what this lab asks the learner to write.
@@ -696,22 +707,6 @@ class FakeClock:
         return self.now
 
 
-def _children() -> set[int]:
-    """Processes whose parent is this one (running or zombie)."""
-    me, found = os.getpid(), set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == me:
-            found.add(int(entry))
-    return found
-
-
 class Rig:
     """One supervisor under test: a log of the servers it started, the injected sleep,
     clock and notify, and what was left once it closed."""
@@ -727,7 +722,7 @@ class Rig:
         self.released = threading.Event()
         self.block_after = block_after
         self.threads = set(threading.enumerate())
-        self.kids = _children()
+        self.kids = child_processes()
         self.name = "notes"
         self.command = {"good": server_command(self.log), "failing": failing_command(self.log),
                         "missing": [os.path.join(self.folder.name, "no-such-server")]}[command]
@@ -773,7 +768,7 @@ class Rig:
 
     def kill(self, pid: Any) -> bool:
         """SIGKILL a server this rig saw start (never any other process)."""
-        if not isinstance(pid, int) or pid not in self.started() or pid not in _children():
+        if not isinstance(pid, int) or pid not in self.started() or pid not in child_processes():
             return False
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
@@ -797,7 +792,7 @@ class Rig:
         while time.monotonic() < deadline:
             threads = {t for t in threading.enumerate() if t not in self.threads
                        and t.is_alive()}
-            kids = _children() - self.kids
+            kids = child_processes() - self.kids
             if not threads and not kids:
                 break
             time.sleep(0.01)
@@ -805,7 +800,7 @@ class Rig:
 
     def cleanup(self) -> None:
         self.released.set()
-        for pid in _children() - self.kids:
+        for pid in child_processes() - self.kids:
             if pid in self.started():
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
