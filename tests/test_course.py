@@ -243,7 +243,19 @@ def test_a_case_that_never_ends_is_stopped(monkeypatch):
 
     result = grading.case("loop", forever, None)
     assert not result.ok
-    assert "0.2 s" in result.details[-1]
+    assert "used more than 0.2 s of CPU" in result.details[-1]
+
+
+def test_a_case_is_stopped_by_cpu_time_and_by_waiting_not_by_a_slow_machine(monkeypatch):
+    """The limit counts the CPU a case uses, so a loaded machine (which slows the case but
+    gives it no more CPU) cannot fail it; a case that waits for ever has a wall-clock limit."""
+    import time as clock
+
+    monkeypatch.setattr(grading.core, "CASE_TIME_LIMIT", 0.2)
+    monkeypatch.setattr(grading.core, "CASE_WAIT_LIMIT", 0.6)
+    assert grading.case("sleeps, uses no CPU", lambda: clock.sleep(0.4) or 1, 1).ok
+    stuck = grading.case("waits for ever", lambda: clock.sleep(30), None)
+    assert not stuck.ok and "waited more than 0.6 s" in stuck.details[-1]
 
 
 def test_prints_and_logs_from_learner_code_do_not_reach_the_graded_output(capsys):
@@ -472,7 +484,7 @@ from course_fixtures import notebook as fixture_notebook  # noqa: E402
 from course_fixtures import wrong_fixtures  # noqa: E402
 
 from mcpkit.course import isolate  # noqa: E402
-from mcpkit.grading import core  # noqa: E402
+from mcpkit.grading import core, sandbox  # noqa: E402
 
 LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server",
              "lab05_client", "lab06_host", "lab07_modern", "lab08_http", "lab09_real_world",
@@ -580,8 +592,8 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
 
 
 @pytest.mark.parametrize("code, problem", [
-    ("from mcpkit import grading", "the grader"),
-    ("import mcpkit.grading.core as c", "the grader"),
+    ("from mcpkit import grading", "line 1: uses mcpkit.grading, the course's grader"),
+    ("import mcpkit.grading.core as c", "the course's grader"),
     ("import os", "imports os"),
     ("import sys\nsys.modules['mcpkit.grading'] = None", "uses sys.modules"),
     ("from sys import excepthook", "uses sys.excepthook"),
@@ -596,9 +608,46 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
     ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
 ])
 def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
-    found = isolate.scan(code, {"json": "json", "framing": "mcpkit.framing"},
-                         grading.OFF_LIMITS["lab01_framing"])
+    found = [sandbox.describe(p) for p in sandbox.scan(
+        code, {"json": "json", "framing": "mcpkit.framing"}, grading.OFF_LIMITS["lab01_framing"])]
     assert any(problem in p for p in found), found
+
+
+def test_a_flag_says_where_what_and_why_in_the_learners_language():
+    code = "import json\n\nfrom mcpkit.framing import NdjsonDecoder as Mine\n"
+    found = sandbox.scan(code, {}, grading.OFF_LIMITS["lab01_framing"], cell="lab01-7")
+    where = {"lab01-7": "exercise 3"}
+    assert [sandbox.describe(p, where) for p in found] == [
+        "exercise 3, line 3: uses mcpkit.framing.NdjsonDecoder, the reference this lab asks "
+        "you to write yourself"]
+    grading.set_language("es")
+    try:
+        assert sandbox.describe(found[0], {"lab01-7": "ejercicio 3"}).startswith(
+            "ejercicio 3, línea 3: usa mcpkit.framing.NdjsonDecoder, la referencia")
+    finally:
+        grading.set_language("en")
+
+
+def test_the_standard_librarys_own_caches_are_not_evidence():
+    """Combining regex flags makes a new enum pseudo-member (re.RegexFlag's value map grows),
+    and the regex cache fills: ordinary code does both, so neither may flag anyone. Replacing
+    a public function of a watched module still does."""
+    import json
+    import re as regex
+
+    snap = sandbox.snapshot()
+    regex.compile(f"x(?#{id(snap)})", regex.I | regex.M | regex.S | regex.X | regex.A)
+    known = regex.RegexFlag._value2member_map_
+    fresh = next(v for v in range(1, 512) if v not in known)
+    regex.RegexFlag(fresh)
+    assert fresh in known  # the map did grow, and that is no one's doing
+    assert sandbox.changes(snap) == []
+    original = json.dumps
+    try:
+        json.dumps = repr
+        assert sandbox.Problem("replaced", "json.dumps") in sandbox.changes(snap)
+    finally:
+        json.dumps = original
 
 
 def test_the_sandbox_lets_ordinary_code_through():
@@ -606,7 +655,7 @@ def test_the_sandbox_lets_ordinary_code_through():
             "print(sys.maxsize, file=sys.stderr)\nx = getattr(object(), 'real', None)\n"
             "class D:\n    def __init__(self):\n        self.buffer = bytearray()\n"
             "        super().__init__()\n        self.__class__.count = 1\n")
-    assert isolate.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
+    assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
 
 
 def test_the_sandbox_flags_nothing_in_the_solutions():
@@ -615,27 +664,29 @@ def test_the_sandbox_flags_nothing_in_the_solutions():
         names: dict = {}
         for cell in nb.cells:
             if "setup" in cell.metadata.get("tags", []):
-                names.update(isolate.import_bindings(cell.source))
+                names.update(sandbox.import_bindings(cell.source))
         for cell in nb.cells:
             if "exercise" in cell.metadata.get("tags", []):
-                assert isolate.scan(cell.source, names, grading.OFF_LIMITS[lab]) == [], cell.id
+                assert sandbox.scan(cell.source, names, grading.OFF_LIMITS[lab]) == [], cell.id
 
 
 def test_the_sandbox_sees_a_patch_made_at_run_time():
-    snap = isolate._snapshot()
+    snap = sandbox.snapshot()
     original = framing.MessageTooLarge.__init__
     try:
         framing.MessageTooLarge.__eq__ = lambda self, other: True
-        assert any("MessageTooLarge.__eq__ was added" in c for c in isolate.changes(snap))
+        assert sandbox.Problem("added", "mcpkit.framing.MessageTooLarge.__eq__") in \
+            sandbox.changes(snap)
     finally:
         del framing.MessageTooLarge.__eq__
     assert framing.MessageTooLarge.__init__ is original
-    assert isolate.changes(snap) == []
+    assert sandbox.changes(snap) == []
     table = next(name for name, value in vars(jsonrpc).items() if isinstance(value, dict)
                  and not name.startswith("__"))
     getattr(jsonrpc, table)["planted"] = 1  # changed in place: same object, other contents
     try:
-        assert any(f"{table} was changed in place" in c for c in isolate.changes(snap))
+        assert any(f"{table} was changed in place" in sandbox.describe(c)
+                   for c in sandbox.changes(snap))
     finally:
         del getattr(jsonrpc, table)["planted"]
 

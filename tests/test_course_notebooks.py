@@ -26,7 +26,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbval")
-pytest.importorskip("nbclient")
+nbclient = pytest.importorskip("nbclient")
 
 from mcpkit.course import build as course_build  # noqa: E402
 from mcpkit.course import grade as course_grade  # noqa: E402
@@ -294,3 +294,33 @@ def test_gaming_class_grading_earns_nothing(tmp_path):
     assert any("the grader" in p for g in flagged.graded for p in g.problems)
     report = (tmp_path / "g.xml").read_text(encoding="utf-8")
     assert "timeout: killed after 20 s" in report and 'value="11"' in report
+
+
+@pytest.mark.parametrize("lang", src.LANGS)
+def test_the_graded_cell_warns_about_what_class_grading_flags(lang):
+    """A learner who hands in mcpkit's own decoder sees, in the notebook, in their language,
+    the flag the class grader will raise: the cell, the line and why; the cell fails."""
+    from course_fixtures import FIXTURES as ALL
+    from course_fixtures import load
+    from course_fixtures import notebook as fixture_notebook
+
+    nb = fixture_notebook(load(ALL / "lab01_framing.exercise-uses-reference.gaming.py"), lang)
+    client = nbclient.NotebookClient(nb, timeout=120, allow_errors=True,
+                                     resources={"metadata": {"path": str(ROOT)}})
+    with course_build.ipython_dir(ROOT) as ipdir, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IPYTHONDIR", ipdir)
+        client.execute()
+    graded = [c for c in nb.cells if "graded" in tags(c)]
+
+    def text(cell) -> str:
+        return "\n".join(o.get("text", "") + "\n".join(o.get("traceback", []))
+                         + str(o.get("evalue", "")) for o in cell.outputs)
+
+    flagged = text(graded[2])
+    expected = {"en": "the cell that defines NdjsonDecoder, line 1: uses "
+                      "mcpkit.framing.NdjsonDecoder, the reference this lab asks you to write",
+                "es": "la celda que define NdjsonDecoder, línea 1: usa "
+                      "mcpkit.framing.NdjsonDecoder, la referencia que este laboratorio"}[lang]
+    assert "⚑" in flagged and expected in flagged, flagged
+    assert any(o.get("output_type") == "error" for o in graded[2].outputs)
+    assert all("⚑" not in text(c) for n, c in enumerate(graded) if n != 2)

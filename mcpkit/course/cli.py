@@ -3,7 +3,7 @@
     mcpkit-course build [--jobs N] [--only STEM ...] [--check]
     mcpkit-course grade SUBMISSIONS --out grades.csv [--junit report.xml] [--jobs N]
                         [--timeout S] [--seed N] [--scale K]
-    mcpkit-course check LAB          (a learner's own lab: ./course.sh grade LAB)
+    mcpkit-course check LAB [--all]  (a learner's own lab: ./course.sh grade LAB)
     mcpkit-course workspace          (make the learner's working copies under work/)
 """
 
@@ -68,7 +68,7 @@ def _check(args: argparse.Namespace) -> int:
     except ValueError:
         shown = path
     print(f"{shown}")
-    print(format_parts(path.stem, lang, parts))
+    print(format_parts(path.stem, lang, parts, show_all=args.all))
     return 0 if all(p.graded.passed == p.graded.total for p in parts) else 1
 
 
@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                        "./course.sh grade runs)")
     c.add_argument("lab", help="lab01, lab01_framing, or a notebook path")
     c.add_argument("--timeout", type=int, default=60, help="seconds per graded cell")
+    c.add_argument("--all", action="store_true",
+                   help="show every failing check of a part, not only the most specific one")
     c.set_defaults(func=_check)
 
     w = sub.add_parser("workspace", help="make the learner's working copies under work/")

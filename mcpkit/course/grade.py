@@ -17,7 +17,8 @@ missing), a fresh ``python -I`` process (:mod:`mcpkit.course.isolate`) runs the 
 cells, then the learner's exercise cells (matched by cell id), then the pristine graded cell,
 and answers with the checks that passed. That process gets a time limit (it is killed after
 it) and a memory limit, so a hang or a crash costs its own part only; code that reaches for
-the grader or the interpreter's internals is flagged and scores zero.
+the grader, the interpreter's internals or the lab's reference is *flagged*: the part whose
+own exercise cells did it scores zero, and the report names what, where and why.
 
 The checkers run with a seed drawn for this run (the same for the whole class) and
 ``HIDDEN_SCALE`` times the generated cases of the notebook: cases the learner never saw. A
@@ -91,8 +92,9 @@ class Row:
             "checks_passed": self.checks_passed, "checks_total": self.checks_total,
             "points": f"{self.points:.2f}", "max_points": f"{self.max_points:g}",
             "edited_graded_cells": self.edited_graded_cells,
-            "problems": "; ".join(f"{g.cell_id} {g.status}" for g in self.graded
-                                  if g.status not in ("passed", "failed")),
+            "problems": "; ".join(
+                f"{g.cell_id} {g.status}" + (": " + " | ".join(g.problems) if g.problems else "")
+                for g in self.graded if g.status not in ("passed", "failed")),
         }
 
 
@@ -235,7 +237,7 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
     changes nothing; setup and graded cells are the course's own.
     """
     from ..grading import OFF_LIMITS
-    from .isolate import import_bindings
+    from ..grading.sandbox import import_bindings
 
     mine = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
     setup = [(c.id, c.source) for c in _sources(pristine, "setup")]
@@ -243,21 +245,41 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
     for _id, code in setup:
         names.update(import_bindings(code))
     off_limits = {module: sorted(found) for module, found in OFF_LIMITS.get(lab, {}).items()}
-    jobs, exercises = [], []
+    stubs = {c.id: c.source for c in _sources(pristine, "exercise")}
+    numbers = {cell: n for n, cell in enumerate(stubs, 1)}
+    jobs: list[dict] = []
+    exercises: list[tuple[str, str]] = []
+    own: list[str] = []
     for c in pristine.cells:  # a graded cell sees the exercises above it, as in the notebook
         tags = c.metadata.get("tags", []) if c.cell_type == "code" else []
         if "exercise" in tags:
             exercises.append((c.id, mine[c.id].source if c.id in mine else c.source))
+            own.append(c.id)
         elif "graded" in tags:
             jobs.append({"cell": c.id, "setup": setup, "exercises": list(exercises),
                          "graded": c.source, "lang": lang, "seed": seed, "scale": scale,
-                         "setup_names": names, "off_limits": off_limits})
+                         "setup_names": names, "off_limits": off_limits, "own": own,
+                         "stubs": stubs, "numbers": numbers, "stubbed": []})
+            own = []
     return jobs
 
 
 def run_part(job: dict, timeout: float) -> dict:
     """Run one job in a fresh ``python -I`` (no user site, no cwd on the path); a part that
-    outlives ``timeout`` is killed and reported as timed out."""
+    outlives ``timeout`` is killed and reported as timed out. When an earlier part's cell
+    changed mcpkit at run time, the part runs again with that cell unfilled (it is flagged
+    in its own part)."""
+    job = dict(job, stubbed=list(job.get("stubbed", [])))
+    for _attempt in range(len(job["exercises"]) + 1):
+        answer = _run_once(job, timeout)
+        if answer["status"] != "rerun":
+            return answer
+        job["stubbed"] += answer["stub"]
+    return {"status": "crashed", "passed": 0, "total": None, "problems": [],
+            "report": "too many exercise cells change mcpkit at run time"}
+
+
+def _run_once(job: dict, timeout: float) -> dict:
     token = secrets.token_hex(16)
     # -I: no user site-packages, no PYTHON* variables, no current directory on the path; the
     # mcpkit being graded with is put first, so a source checkout works as well as an install.
@@ -343,9 +365,6 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
     for row in rows:
         if not row.graded:
             continue
-        if any(g.status == "flagged" for g in row.graded):  # no part of it can be trusted
-            for g in row.graded:
-                g.passed = 0
         row.checks_passed = sum(g.passed for g in row.graded)
         row.points = round(sum(g.points * g.passed / g.total for g in row.graded if g.total), 2)
         row.status = ("flagged" if any(g.status == "flagged" for g in row.graded)
@@ -450,27 +469,75 @@ def check_one(path: Path, root: Path, timeout: int = 60) -> tuple[str, list[Part
         g.problems = answer.get("problems") or []
         g.passed = 0 if g.status in ("timeout", "crashed", "flagged") else min(
             int(answer.get("passed") or 0), g.total)
-    if any(p.graded.status == "flagged" for p in parts):  # as in class grading: all or nothing
-        for p in parts:
-            p.graded.passed = 0
     return lang, parts
 
 
 _WORDS = {
     "en": {"score": "score", "points": "points", "checks": "checks", "timeout": "timed out",
-           "crashed": "crashed", "flagged": "flagged (touches the grader: the lab scores 0)",
-           "not_started": "not started yet", "see": "run its graded cell in the notebook "
-           "for the full report"},
+           "crashed": "crashed", "flagged": "flagged: this part scores 0, because",
+           "not_started": "not started yet",
+           "timeout_hint": "hint:     a loop that never ends, or a call that waits for ever "
+                           "(a read, a join, a sleep) in your code",
+           "more": "{n} more failing: {names} (--all shows every failing check)",
+           "see": "run its graded cell in the notebook for the full report"},
     "es": {"score": "nota", "points": "puntos", "checks": "comprobaciones",
            "timeout": "tiempo de espera agotado", "crashed": "caída del proceso",
-           "flagged": "marcado (toca el calificador: el laboratorio obtiene 0)",
-           "not_started": "sin empezar", "see": "ejecuta su celda calificada en el cuaderno "
-           "para ver el informe completo"},
+           "flagged": "marcado: esta parte obtiene 0, porque",
+           "not_started": "sin empezar",
+           "timeout_hint": "pista:    un bucle que nunca termina, o una llamada que espera "
+                           "para siempre (una lectura, un join, un sleep) en tu código",
+           "more": "{n} más fallan: {names} (--all muestra todas las comprobaciones "
+                   "fallidas)",
+           "see": "ejecuta su celda calificada en el cuaderno para ver el informe completo"},
 }
 
 
-def format_parts(lab: str, lang: str, parts: list[Part]) -> str:
-    """The learner's score sheet: one line per part (name, points, checks), then the total."""
+@dataclass
+class Check:
+    """One check as a report lists it: its name, whether it passed, and its detail lines."""
+
+    name: str
+    ok: bool
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def generated(self) -> bool:
+        return bool(self.details) and ("reference" in self.details[0]
+                                       or "referencia" in self.details[0])
+
+
+def parse_report(report: str) -> tuple[list[str], list[Check]]:
+    """A graded cell's report -> (the lines before its summary line, its checks)."""
+    before: list[str] = []
+    checks: list[Check] = []
+    summary = False
+    for line in report.splitlines():
+        if not line.strip():
+            continue
+        if not summary:
+            if re.match(r"[✓✗] \d+/\d+ ", line):
+                summary = True
+            else:
+                before.append(line.strip())
+            continue
+        if m := re.match(r"  ([✓✗]) (.*)", line):
+            checks.append(Check(m.group(2), m.group(1) == "✓"))
+        elif line.startswith("      ") and checks:
+            checks[-1].details.append(line[6:])
+    return before, checks
+
+
+def _most_specific(failed: list[Check]) -> list[Check]:
+    """Failing checks, the one to show first at the front: a hand-written check (it names one
+    behaviour and has its own hint) before a generated one, each in report order."""
+    detailed = [c for c in failed if c.details]
+    return sorted(detailed, key=lambda c: c.generated) + [c for c in failed if not c.details]
+
+
+def format_parts(lab: str, lang: str, parts: list[Part], show_all: bool = False) -> str:
+    """The learner's score sheet: one line per part (name, points, checks); under a part that
+    lost points, why: the most specific failing check with every field (or, with
+    ``show_all``, every failing check), a flag's reasons, a time-out's likely cause."""
     w = _WORDS[lang]
     width = max((len(p.name) for p in parts), default=0)
     lines = []
@@ -479,19 +546,36 @@ def format_parts(lab: str, lang: str, parts: list[Part]) -> str:
         mark = "✓" if g.status == "passed" and g.passed == g.total else "✗"
         lines.append(f"{mark} {p.name:<{width}}  {p.earned:4.1f}/{g.points:g} {w['points']}"
                      f"  ({g.passed}/{g.total} {w['checks']})")
-        if g.status in ("timeout", "crashed", "flagged"):
-            lines.append(f"    {w[g.status]}")
-        elif mark == "✗":
-            report = [ln for ln in g.report.strip().splitlines() if ln.strip()]
-            if "NotImplementedError" in g.report and not g.passed:
-                lines.append(f"    {w['not_started']}")
-            else:  # the first failed case and its details, then where to see the rest
-                failed = [i for i, ln in enumerate(report) if ln.lstrip().startswith("✗ ")
-                          and i > 0]
-                start = failed[0] if failed else 0
-                lines += [f"    {ln.strip()}" for ln in report[start:start + 4]]
-                lines.append(f"    ({w['see']})")
+        if mark == "✓":
+            continue
+        before, checks = parse_report(g.report)
+        if g.status == "flagged":
+            lines.append(f"    ⚑ {w['flagged']}:")
+            lines += [f"      - {problem}" for problem in g.problems]
+            continue
+        if g.status == "timeout":
+            lines += [f"    {w['timeout']}: {g.report.strip()}", f"    {w['timeout_hint']}"]
+            continue
+        lines += [f"    {ln}" for ln in before]  # notes, and errors raised by your cells
+        if g.status == "crashed" and not checks:
+            lines.append(f"    {w['crashed']}: {g.report.strip()[-600:]}")
+            continue
+        failed = [c for c in checks if not c.ok]
+        if failed and "NotImplementedError" in g.report and not any(c.details for c in failed):
+            lines.append(f"    {w['not_started']}")
+            continue
+        ordered = _most_specific(failed)
+        shown = ordered if show_all else ordered[:1]
+        for check in shown:
+            lines.append(f"    ✗ {check.name}")
+            lines += [f"        {d}" for d in check.details]
+        rest = [c.name for c in ordered[len(shown):]]
+        if rest:
+            lines.append("    (" + w["more"].format(n=len(rest), names="; ".join(rest)) + ")")
+        if not shown:
+            lines.append(f"    ({w['see']})")
     earned = sum(p.earned for p in parts)
     total = sum(p.graded.points for p in parts)
     lines.append(f"{w['score'].capitalize()}: {earned:.1f}/{total:g} {w['points']}  ({lab})")
     return "\n".join(lines)
+

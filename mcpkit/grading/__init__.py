@@ -48,6 +48,12 @@ from .lab09 import check_harness, check_notes_port, check_reference_host
 from .lab09 import peers as lab09_peers
 from .lab09 import server_command as lab09_server_command
 from .lab10 import check_agent_loop, check_calls_and_results, check_tool_formats
+from .sandbox import guarded as _guarded
+
+# Every checker first reads what its graded cell hands it, as the class grader would.
+for _name in [n for n in list(globals()) if n.startswith("check_") and n != "check_setup"]:
+    globals()[_name] = _guarded(globals()[_name])
+del _name
 
 #: Per lab: mcpkit names its exercise code may not use (the class grader flags them).
 OFF_LIMITS: dict[str, dict[str, set[str]]] = {

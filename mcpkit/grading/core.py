@@ -44,8 +44,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 LANGUAGES = ("en", "es")
-#: Seconds a single case may run before it counts as stuck (Unix main thread only).
+#: CPU seconds a single case may use before it counts as stuck (Unix main thread only). CPU
+#: time, not wall time: a loaded machine slows a case down without making it use more CPU.
 CASE_TIME_LIMIT = 5.0
+#: Wall-clock seconds a case may wait (for a read, a lock, a sleep) before it counts as stuck.
+CASE_WAIT_LIMIT = 15.0
 #: Failed cases reported in full; the rest are listed by name only.
 MAX_DETAILED_FAILURES = 6
 _MAX_REPR = 160
@@ -109,15 +112,25 @@ def summary_line(passed: int, total: int) -> str:
 #: (passed, total) of every run_checks() call: the class grader reads its verdict here, not
 #: from printed text that any thread of the learner's could also print.
 verdicts: list[tuple[int, int]] = []
+#: What the class grader would flag in the code this graded cell checks (set by
+#: :func:`mcpkit.grading.sandbox.guarded` before each checker runs, in the notebook only).
+_warnings: list[str] = []
 
 
 def run_checks(results: Iterable[CaseResult]) -> None:
-    """Print one fixed line if every case passed; otherwise raise :class:`ChecksFailed`."""
+    """Print one fixed line if every case passed; otherwise raise :class:`ChecksFailed`.
+
+    A cell whose code the class grader would flag fails too, its reasons first."""
     results = list(results)
     total = len(results)
     passed = sum(r.ok for r in results)
     verdicts.append((passed, total))
-    if total and passed == total:
+    flags = [_("⚑ your instructor's grading will flag this part and score it 0:",
+               "⚑ la calificación de tu instructor/a marcará esta parte y le pondrá 0:")]
+    flags += [f"  - {w}" for w in _warnings]
+    if not _warnings:
+        flags = []
+    if total and passed == total and not flags:
         print(summary_line(passed, total))
         if any(r.generated for r in results) and not _hidden:
             print(_("  (your instructor's grading runs more generated cases, with other seeds)",
@@ -125,7 +138,7 @@ def run_checks(results: Iterable[CaseResult]) -> None:
                     "otras semillas)"))
         return
     not_started = all(r.not_implemented for r in results if not r.ok)
-    lines = [summary_line(passed, total)]
+    lines = [*flags, summary_line(passed, total)]
     detailed = 0
     for r in results:
         if r.ok:
@@ -156,27 +169,39 @@ def run_checks(results: Iterable[CaseResult]) -> None:
 
 
 class _Stuck(BaseException):
-    """Raised by the alarm; a BaseException so that ``except Exception`` cannot swallow it."""
+    """Raised by the alarm; a BaseException so that ``except Exception`` cannot swallow it.
+    ``waited`` tells a case that waited too long from one that computed too long."""
+
+    def __init__(self, waited: bool = False) -> None:
+        super().__init__()
+        self.waited = waited
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float):
-    """Interrupt the block after ``seconds`` where SIGALRM exists and we own the main thread."""
+def _time_limit(seconds: float, wait: float | None = None):
+    """Interrupt the block once it has used ``seconds`` of CPU time, or waited ``wait``
+    seconds of wall time, where the timers exist and we own the main thread."""
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
 
-    def on_alarm(signum: int, frame: Any) -> None:
+    def on_cpu(signum: int, frame: Any) -> None:
         raise _Stuck()
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    def on_wall(signum: int, frame: Any) -> None:
+        raise _Stuck(waited=True)
+
+    previous = signal.signal(signal.SIGPROF, on_cpu), signal.signal(signal.SIGALRM, on_wall)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, wait or CASE_WAIT_LIMIT))
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
 
 
 @dataclass
@@ -248,10 +273,16 @@ def _not_started(name: str) -> CaseResult:
 
 
 def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, _Stuck) and exc.waited:
+        wait = max(CASE_TIME_LIMIT, CASE_WAIT_LIMIT)
+        return _(
+            f"waited more than {wait:g} s (a read, a join or a lock that never returns?)",
+            f"esperó más de {wait:g} s (¿una lectura, un join o un lock que nunca vuelve?)",
+        )
     if isinstance(exc, _Stuck):
         return _(
-            f"took more than {CASE_TIME_LIMIT:g} s (an endless loop?)",
-            f"tardó más de {CASE_TIME_LIMIT:g} s (¿un bucle infinito?)",
+            f"used more than {CASE_TIME_LIMIT:g} s of CPU (an endless loop?)",
+            f"usó más de {CASE_TIME_LIMIT:g} s de CPU (¿un bucle infinito?)",
         )
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return _("raised ", "lanzó ") + _short(text, plain=True)

@@ -1,0 +1,394 @@
+"""What exercise code may and may not do, and how a breach is told to the learner.
+
+The class grader (:mod:`mcpkit.course.isolate`) runs each graded part's exercise code in a
+process of its own and *flags* code that reaches for the grader, the interpreter's internals
+or the reference the lab asks the learner to write. The notebook's graded cells read the
+same rules (:func:`notebook_warnings`), so a learner is warned where they work, in their
+language, about exactly what the class grader would flag.
+
+Theory of operation
+-------------------
+Two checks, one static and one at run time.
+
+* :func:`scan` reads an exercise cell before it runs: it may import only plain standard
+  modules and mcpkit's layers, may not name the grader, the interpreter's internals
+  (``sys.modules`` and the hooks, ``builtins``, frames, dunder attributes such as
+  ``__globals__``) or the reference this lab asks for, and may not assign to attributes of
+  anything it imported.
+* :func:`snapshot` / :func:`changes` compare mcpkit (every module and class, their tables
+  included) and a few standard modules with how they were when imported. Only what a learner's
+  code could change to bend a check counts: the standard library's own private state (the
+  cache of an enum's values, the regex cache) changes whenever ordinary code runs, so it is
+  not evidence, and neither are the public names a standard module rebinds to itself.
+
+A breach is a :class:`Problem`: where (the cell and line) and what, rendered by
+:func:`describe` in the learner's language with the reason the rule exists.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from collections.abc import Callable, Iterable
+from copy import copy
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from . import core
+from .core import _
+
+#: Standard modules an exercise may import: plain data and algorithms, no I/O, no internals.
+ALLOWED_MODULES = frozenset("""
+abc bisect collections contextlib copy dataclasses datetime decimal enum fractions functools
+heapq itertools json logging math numbers operator queue random re string sys textwrap
+threading time typing unicodedata
+""".split())
+#: What an exercise may use of ``sys`` (printing and reading limits, not the import system).
+SYS_ALLOWED = frozenset("""
+byteorder float_info getrecursionlimit getsizeof int_info maxsize maxunicode stderr stdout
+version version_info
+""".split())
+#: mcpkit packages an exercise may not import (everything else in mcpkit is the course's).
+FORBIDDEN_MCPKIT = ("mcpkit.grading", "mcpkit.course")
+#: Names an exercise may not use: ways around the static check or into the interpreter.
+FORBIDDEN_NAMES = frozenset("""
+eval exec compile __import__ globals locals vars open breakpoint input setattr delattr
+get_ipython os builtins __builtins__ gc inspect ctypes importlib grading
+""".split())
+#: Attributes of allowed modules that reach into the machinery the checks rely on.
+FORBIDDEN_PATHS = frozenset("""
+logging.disable logging.root logging.Logger.manager logging.setLoggerClass
+logging.setLogRecordFactory threading.settrace threading.setprofile
+""".split())
+#: Dunder attributes that are ordinary Python; every other one is refused.
+ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __class__ __doc__".split())
+#: Standard modules whose public functions the checks call (replacing one could bend them).
+WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools",
+                  "functools", "re", "logging")
+#: Module state of mcpkit that legitimately changes while checks run.
+CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
+                                       "_collector", "_warnings"}}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One breach: ``kind`` (see :data:`_REASONS`), the name involved, and where it was seen
+    (a cell id and a line; ``cell`` is empty for a change seen while the checks ran)."""
+
+    kind: str
+    name: str
+    cell: str = ""
+    line: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _reasons() -> dict[str, str]:
+    """kind -> the sentence that says what was done and why it is flagged ({name})."""
+    return {
+        "import": _("imports {name}: exercise code may import plain standard modules and "
+                    "mcpkit's layers only",
+                    "importa {name}: el código de un ejercicio solo puede importar módulos "
+                    "estándar sencillos y las capas de mcpkit"),
+        "grader": _("uses {name}, the course's grader: exercise code may not reach for it",
+                    "usa {name}, el calificador del curso: el código de un ejercicio no puede "
+                    "recurrir a él"),
+        "internals": _("uses {name}, the interpreter's internals, which the checks rely on",
+                       "usa {name}, las entrañas del intérprete, de las que dependen las "
+                       "comprobaciones"),
+        "reference": _("uses {name}, the reference this lab asks you to write yourself",
+                       "usa {name}, la referencia que este laboratorio te pide escribir a ti"),
+        "name": _("uses {name}, a way around the checks that exercise code may not use",
+                  "usa {name}, una forma de eludir las comprobaciones que el código de un "
+                  "ejercicio no puede usar"),
+        "dunder": _("uses the attribute {name}, a door into the interpreter's internals",
+                    "usa el atributo {name}, una puerta a las entrañas del intérprete"),
+        "getattr": _("uses getattr with a computed or dunder name ({name})",
+                     "usa getattr con un nombre calculado o especial ({name})"),
+        "rebind": _("rebinds {name}, which the setup cell imported",
+                    "vuelve a asignar {name}, que importó la celda de preparación"),
+        "assign": _("changes {name}, which was imported, not defined in your cell",
+                    "modifica {name}, que fue importado, no definido en tu celda"),
+        "replaced": _("{name} was replaced or removed while your code ran",
+                      "{name} fue sustituido o eliminado mientras se ejecutaba tu código"),
+        "added": _("{name} was added to a class your code did not define",
+                   "se añadió {name} a una clase que tu código no definió"),
+        "in_place": _("{name} was changed in place while your code ran",
+                      "{name} se modificó en el sitio mientras se ejecutaba tu código"),
+        "module": _("sys.modules[{name!r}] was replaced",
+                    "se sustituyó sys.modules[{name!r}]"),
+    }
+
+
+def describe(problem: Problem | dict[str, Any], where: dict[str, str] | None = None) -> str:
+    """One problem as a sentence in the current language: where, what, and why.
+
+    ``where`` maps cell ids to how the learner knows the cell ("exercise 2"); a cell it does
+    not know is named by its id.
+    """
+    p = problem if isinstance(problem, Problem) else Problem(**problem)
+    reason = _reasons()[p.kind].format(name=p.name)
+    if not p.cell:
+        return _("while the checks ran: ", "mientras se ejecutaban las comprobaciones: ") + reason
+    cell = (where or {}).get(p.cell, p.cell)
+    if p.line:
+        return _("{cell}, line {line}: ", "{cell}, línea {line}: ").format(
+            cell=cell, line=p.line) + reason
+    return f"{cell}: {reason}"
+
+
+def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
+         cell: str = "cell") -> list[Problem]:
+    """What is wrong with ``code`` (one exercise cell); empty when nothing is.
+
+    ``setup_names`` maps names the setup cells bound by import to what they stand for
+    (``"framing" -> "mcpkit.framing"``); ``off_limits`` maps a module to the names in it this
+    lab asks the learner to write.
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []  # it will fail to run, which costs the learner already
+    bound = dict(setup_names)  # name -> dotted path, for names that stand for imports
+    problems: list[Problem] = []
+
+    def flag(node: ast.AST, kind: str, name: str) -> None:
+        problems.append(Problem(kind, name, cell, getattr(node, "lineno", 0)))
+
+    def dotted(node: ast.AST) -> str | None:
+        """``a.b.c`` with ``a`` an imported name -> the full path it stands for."""
+        if isinstance(node, ast.Name):
+            return bound.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = dotted(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def check_path(node: ast.AST, path: str) -> None:
+        if any(path == m or path.startswith(m + ".") for m in FORBIDDEN_MCPKIT):
+            flag(node, "grader", path)
+        elif path.startswith("sys.") and path.split(".")[1] not in SYS_ALLOWED:
+            flag(node, "internals", path)
+        elif path in FORBIDDEN_PATHS:
+            flag(node, "internals", path)
+        else:
+            module, _dot, name = path.rpartition(".")
+            if name in off_limits.get(module, ()) or path in off_limits:
+                flag(node, "reference", path)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                if root != "mcpkit" and root not in ALLOWED_MODULES:
+                    flag(node, "import", alias.name)
+                check_path(node, alias.name)
+                bound[alias.asname or root] = alias.name if alias.asname else root
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            root = module.split(".")[0]
+            if node.level or (root != "mcpkit" and root not in ALLOWED_MODULES):
+                flag(node, "import", module)
+            for alias in node.names:
+                check_path(node, f"{module}.{alias.name}")
+                bound[alias.asname or alias.name] = f"{module}.{alias.name}"
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            flag(node, "name", node.id)
+        elif isinstance(node, ast.Attribute):
+            attr = node.attr
+            if attr.startswith("__") and attr.endswith("__") and attr not in ALLOWED_DUNDERS:
+                flag(node, "dunder", attr)
+            path = dotted(node)
+            if path:
+                check_path(node, path)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "getattr":
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
+                    or name.value.startswith("__"):
+                flag(node, "getattr", ast.unparse(name) if name is not None else "?")
+            elif node.args and (base := dotted(node.args[0])):
+                check_path(node, f"{base}.{name.value}")
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                if name in bound:
+                    flag(node, "rebind", name)
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign | ast.Delete):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute | ast.Subscript):
+                    root = part
+                    while isinstance(root, ast.Attribute | ast.Subscript):
+                        root = root.value
+                    if isinstance(root, ast.Name) and root.id in bound:
+                        flag(part, "assign", root.id)
+    return problems
+
+
+def import_bindings(code: str) -> dict[str, str]:
+    """Names that ``code`` (a setup cell) binds by import, and the paths they stand for."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+# --------------------------------------------------------------------------- run time
+
+_CONTAINERS = (dict, list, set, bytearray)
+Snapshot = dict[str, tuple[Any, dict[str, Any]]]
+
+
+def _contents(namespace: dict[str, Any]) -> dict[str, Any]:
+    """Shallow copies of the mutable containers in a namespace: mutating one in place (a
+    registry, a table) is a change too, though the object stays the same."""
+    return {k: copy(v) for k, v in namespace.items()
+            if type(v) in _CONTAINERS and not k.startswith("__")}  # not __warningregistry__
+
+
+def _watched(attr: str) -> bool:
+    """Public and dunder names; a standard module's private state is its own business."""
+    return not attr.startswith("_") or (attr.startswith("__") and attr.endswith("__"))
+
+
+def _public(namespace: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in namespace.items() if _watched(k)}
+
+
+def snapshot() -> Snapshot:
+    """Every mcpkit module and class (attributes and tables), and the public attributes of
+    a few standard modules and their classes, as they are now."""
+    snap: Snapshot = {}
+    for name, module in list(sys.modules.items()):
+        ours = name == "mcpkit" or name.startswith("mcpkit.")
+        if module is None or not (ours or name in WATCHED_STDLIB):
+            continue
+        space = vars(module)
+        snap[name] = (module, dict(space) if ours else _public(space))
+        if ours:
+            snap[f"{name} (contents)"] = (module, _contents(space))
+        for value in list(space.values()):
+            if isinstance(value, type) and value.__module__ == name:
+                key = f"{name}.{value.__qualname__}"
+                members = vars(value)
+                snap[key] = (value, dict(members) if ours else _public(members))
+                if ours:
+                    snap[f"{key} (contents)"] = (value, _contents(members))
+    return snap
+
+
+def changes(snap: Snapshot) -> list[Problem]:
+    """What differs from ``snap``: replaced, removed or added attributes, tables changed in
+    place, replaced modules. The problems carry no cell: the caller knows when it looked."""
+    found: list[Problem] = []
+    for key, (obj, before) in snap.items():
+        now = vars(obj)
+        if key.endswith(" (contents)"):
+            owner = key.removesuffix(" (contents)")
+            skip = CONFIG_KEYS.get(owner, set())
+            found += [Problem("in_place", f"{owner}.{attr}") for attr, value in before.items()
+                      if attr not in skip and attr in now and now[attr] != value]
+            continue
+        if isinstance(obj, type(sys)) and sys.modules.get(key) is not obj:
+            found.append(Problem("module", key))
+        skip = CONFIG_KEYS.get(key, set())
+        for attr, value in before.items():
+            if attr not in skip and (attr not in now or now[attr] is not value):
+                found.append(Problem("replaced", f"{key}.{attr}"))
+        if isinstance(obj, type):
+            ours = key.startswith("mcpkit")
+            found += [Problem("added", f"{key}.{attr}") for attr in now
+                      if attr not in before and (ours or _watched(attr))]
+    return found
+
+
+# --------------------------------------------------------------------------- in the notebook
+
+
+def _binds(code: str) -> set[str]:
+    """Names a cell binds at its top level (def, class, assignment, import)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # IPython syntax (magics) or a broken cell: not an exercise
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def notebook_warnings(values: Iterable[Any], lab_module: str) -> list[str]:
+    """What the class grader would flag in the cells that define ``values`` (what a graded
+    cell hands to its checker), as sentences in the current language.
+
+    The cells are found in IPython's input history (``In``): for each value, the last cell
+    run that bound a name the value has in the notebook. Outside IPython (a script, the class
+    grader's own process) there is no history, and nothing to warn about here.
+    """
+    main = sys.modules.get("__main__")
+    history = getattr(main, "In", None)
+    if main is None or not isinstance(history, list):
+        return []
+    off_limits: dict[str, Any] = getattr(sys.modules.get(lab_module), "OFF_LIMITS", {})
+    space = vars(main)
+    names: dict[str, str] = {}
+    for key, value in space.items():
+        if isinstance(value, type(sys)):
+            names[key] = value.__name__
+        elif str(getattr(value, "__module__", "")).startswith("mcpkit") \
+                and hasattr(value, "__qualname__"):
+            names[key] = f"{value.__module__}.{value.__qualname__}"
+    warnings: list[str] = []
+    scanned: set[int] = set()
+    for value in values:
+        bound_as = {key for key, v in space.items() if v is value and not key.startswith("_")}
+        if not bound_as:
+            continue
+        at = next((i for i in range(len(history) - 1, -1, -1)
+                   if isinstance(history[i], str) and _binds(history[i]) & bound_as
+                   and "set_language(" not in history[i]), None)  # not the setup cell
+        if at is None or at in scanned:
+            continue
+        scanned.add(at)
+        cell = _("the cell that defines {name}", "la celda que define {name}").format(
+            name=sorted(bound_as)[0])
+        setup = {k: v for k, v in names.items() if k not in _binds(history[at])}
+        warnings += [describe(p, {"cell": cell})
+                     for p in scan(history[at], setup, off_limits, cell="cell")]
+    return warnings
+
+
+def guarded(check: Callable[..., Any]) -> Callable[..., Any]:
+    """``check`` (a lab's checker), first reading what it is handed the way the class grader
+    will: a breach is reported by :func:`mcpkit.grading.core.run_checks` and fails the cell."""
+
+    @functools.wraps(check)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            core._warnings[:] = notebook_warnings([*args, *kwargs.values()], check.__module__)
+        except Exception:  # noqa: BLE001 - a warning we cannot compute is not a failure
+            core._warnings.clear()
+        try:
+            return check(*args, **kwargs)
+        finally:
+            core._warnings.clear()
+
+    return run
