@@ -461,6 +461,17 @@ def test_sources_are_in_jupytexts_canonical_form():
         assert jupytext.writes(jupytext.reads(text, fmt="py:percent"), fmt="py:percent") == text
 
 
+@pytest.mark.parametrize("lang", src.LANGS)
+def test_every_lab_prints_the_grading_command_for_the_learners_copy(lang):
+    """A lab tells its learner to run ``./course.sh grade labNN`` (their copy in work/,
+    per part); any nbval command it shows points at work/, never at the pristine labs/."""
+    for path in sorted((ROOT / "labs" / lang).glob("lab*.ipynb")):
+        prose = "\n".join(c.source for c in read(path).cells if c.cell_type == "markdown")
+        assert f"./course.sh grade {path.stem[:5]}" in prose, path.name
+        for line in re.findall(r"^.*--nbval.*$", prose, flags=re.MULTILINE):
+            assert "work/" in line and "labs/" not in line, (path.name, line)
+
+
 def test_the_english_prose_heuristic_catches_english():
     words = re.findall(r"[^\W\d_]+", _prose("The decoder returns `x` when the line is done."))
     assert len([w for w in (w.lower() for w in words) if w in _ENGLISH]) >= 2
@@ -530,6 +541,41 @@ def test_solutions_pass_the_generated_cases_of_many_seeds(lab):
     for seed in range(12):
         parts = run_parts(nb, lab, "en", seed=seed)
         assert [p["status"] for p in parts] == ["passed"] * len(parts), (seed, parts)
+
+
+def _processes_running(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(
+                    errors="replace").split("\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("ending", ["finishes", "hangs"])
+def test_grading_leaves_no_process_behind(ending):
+    """Whatever a part started (a test server the checks spawned, a child of the learner's)
+    goes with it, whether the part finished or was killed at its time limit."""
+    import secrets
+    import time as clock
+
+    nb = read(ROOT / "solutions" / "en" / "lab01_framing.ipynb")
+    pristine = read(ROOT / "labs" / "en" / "lab01_framing.ipynb")
+    job = course_grade.part_jobs(nb, pristine, "lab01_framing", "en", None, 1)[0]
+    marker = str(3000 + secrets.randbelow(5000))
+    job["graded"] = (f"import subprocess\nsubprocess.Popen(['sleep', '{marker}'])\n"
+                     "grading.core.verdicts.append((1, 1))\n"
+                     + ("while True:\n    pass\n" if ending == "hangs" else ""))
+    answer = course_grade.run_part(job, timeout=5)
+    assert answer["status"] == ("timeout" if ending == "hangs" else "passed"), answer
+    deadline = clock.monotonic() + 10
+    while _processes_running(marker) and clock.monotonic() < deadline:
+        clock.sleep(0.05)  # killed at once; gone as soon as init reaps it
+    assert _processes_running(marker) == []
 
 
 def test_the_engine_finds_a_bug_that_no_hand_written_case_covers(capsys):

@@ -80,9 +80,40 @@ def test_a_wrong_part_shows_its_first_failed_case(tmp_path):
     assert lang == "en"
     assert [p.name for p in parts][0] == "Part 1 · classify"
     sheet = course_grade.format_parts("lab02_jsonrpc", lang, parts)
-    assert sheet.splitlines()[0].startswith("✗ Part 1 · classify")
-    assert "    ✗ " in sheet and "run its graded cell" in sheet
-    assert sheet.splitlines()[-1].startswith("Score: ")
+    lines = sheet.splitlines()
+    assert lines[0].startswith("✗ Part 1 · classify")
+    assert lines[1].startswith("    ✗ ")  # the check, then each of its fields, labelled
+    assert lines[2].lstrip().startswith("input:") and lines[3].lstrip().startswith("expected:")
+    assert lines[4].lstrip().startswith("got:")
+    assert re.search(r"\(\d+ more failing: .* — --all shows every failing check\)", sheet)
+    assert lines[-1].startswith("Score: ")
+
+
+def test_a_failing_part_shows_every_field_of_its_check_and_all_of_them_on_request(tmp_path):
+    """A decoder that raises on an empty read: the sheet shows the hand-written check with its
+    input, expected value and the exception with its message; --all adds the generated case
+    with its smallest input, the step, the error's message and the hint."""
+    nb = filled("lab01_framing", "en", solved=4)
+    decoder = [c for c in nb.cells if "exercise" in tags(c)][2]
+    decoder.source = decoder.source.replace(
+        "def feed(self, data", "def feed(self, data):\n        if not data:\n"
+        "            raise ValueError('an empty read')\n        return self._feed(data)\n\n"
+        "    def _feed(self, data", 1)
+    path = tmp_path / "lab01_framing.ipynb"
+    nbformat.write(nb, path)
+    lang, parts = course_grade.check_one(path, ROOT)
+    sheet = course_grade.format_parts("lab01_framing", lang, parts)
+    part3 = sheet.split("✗ Part 3")[1].split("✓ Part 4")[0]
+    assert "    ✗ feed(b'') returns an empty list" in part3
+    assert "got:      raised ValueError: an empty read" in part3
+    assert "input:    feed(b'')" in part3 and "expected: []" in part3
+    assert "1 more failing: behaves like mcpkit's NdjsonDecoder" in part3
+    everything = course_grade.format_parts("lab01_framing", lang, parts, show_all=True)
+    generated = everything.split("✗ behaves like mcpkit's NdjsonDecoder")[1]
+    for label in ("input:", "step:", "expected:", "got:", "hint:"):
+        assert f"\n        {label}" in generated, (label, generated)
+    assert "raised <ValueError>  (an empty read)" in generated
+    assert "more failing" not in everything
 
 
 def test_working_copies_are_made_once_and_leave_the_pristine_trees_alone(tmp_path):

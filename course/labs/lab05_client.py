@@ -21,7 +21,7 @@
 # the whole lab from the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab05_client.ipynb
+# ./course.sh grade lab05
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cell (the one with
@@ -63,7 +63,7 @@
 # repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab05_client.ipynb
+# ./course.sh grade lab05
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de la celda de ejercicio (la que lleva

@@ -22,7 +22,7 @@
 # the whole lab from the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab06_host.ipynb
+# ./course.sh grade lab06
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells (the ones with
@@ -62,7 +62,7 @@
 # repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab06_host.ipynb
+# ./course.sh grade lab06
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio (las que llevan

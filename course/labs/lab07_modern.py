@@ -20,7 +20,7 @@
 # the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab07_modern.ipynb
+# ./course.sh grade lab07
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells, run on its own in a
@@ -59,7 +59,7 @@
 # guarda el cuaderno y califica el laboratorio completo desde la raíz del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab07_modern.ipynb
+# ./course.sh grade lab07
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio, ejecutado por

@@ -18,7 +18,7 @@
 # repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab08_http.ipynb
+# ./course.sh grade lab08
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells, run on its own in a
@@ -51,7 +51,7 @@
 # guarda el cuaderno y califica el laboratorio completo desde la raíz del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab08_http.ipynb
+# ./course.sh grade lab08
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio, ejecutado por

@@ -19,7 +19,7 @@
 # the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab09_real_world.ipynb
+# ./course.sh grade lab09
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells, run on its own in a
@@ -54,7 +54,7 @@
 # guarda el cuaderno y califica el laboratorio completo desde la raíz del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab09_real_world.ipynb
+# ./course.sh grade lab09
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio, ejecutado por

@@ -20,7 +20,7 @@
 # the repository's root:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/en/lab10_host_model.ipynb
+# ./course.sh grade lab10
 # ```
 #
 # **What your instructor grades.** Only the code in the exercise cells, run on its own in a
@@ -58,7 +58,7 @@
 # guarda el cuaderno y califica el laboratorio completo desde la raíz del repositorio:
 #
 # ```
-# pytest --nbval-lax --nbval-current-env labs/es/lab10_host_model.ipynb
+# ./course.sh grade lab10
 # ```
 #
 # **Qué califica tu instructor/a.** Solo el código de las celdas de ejercicio, ejecutado por

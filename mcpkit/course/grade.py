@@ -35,6 +35,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -285,18 +286,36 @@ def _run_once(job: dict, timeout: float) -> dict:
     # mcpkit being graded with is put first, so a source checkout works as well as an install.
     start = (f"import sys; sys.path.insert(0, {str(_MCPKIT_HOME)!r}); "
              "from mcpkit.course.isolate import main; main()")
+    # A session of its own: whatever the learner's code or the checks started (servers, their
+    # children) is in its process group, and the whole group goes when the part is over.
+    proc = subprocess.Popen([sys.executable, "-I", "-c", start], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=_sandbox_env(), start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", start],
-                              input=json.dumps({**job, "token": token}), capture_output=True,
-                              text=True, timeout=timeout, env=_sandbox_env())
+        out, _err = proc.communicate(json.dumps({**job, "token": token}), timeout=timeout)
     except subprocess.TimeoutExpired:
+        _end_group(proc)
         return {"status": "timeout", "passed": 0, "total": None, "problems": [],
                 "report": f"killed after {timeout:g} s"}
-    for line in done.stdout.splitlines():
+    finally:
+        _end_group(proc)
+    for line in out.splitlines():
         if line.startswith(token + " "):
             return json.loads(line[len(token) + 1 :])
     return {"status": "crashed", "passed": 0, "total": None, "problems": [],
-            "report": f"the process ended ({done.returncode}) without an answer"}
+            "report": f"the process ended ({proc.returncode}) without an answer"}
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """Kill the sandbox's process group (it may have left children) and reap the sandbox."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
+        pass
 
 
 _MCPKIT_HOME = Path(__file__).resolve().parents[2]
@@ -478,7 +497,7 @@ _WORDS = {
            "not_started": "not started yet",
            "timeout_hint": "hint:     a loop that never ends, or a call that waits for ever "
                            "(a read, a join, a sleep) in your code",
-           "more": "{n} more failing: {names} (--all shows every failing check)",
+           "more": "{n} more failing: {names} — --all shows every failing check",
            "see": "run its graded cell in the notebook for the full report"},
     "es": {"score": "nota", "points": "puntos", "checks": "comprobaciones",
            "timeout": "tiempo de espera agotado", "crashed": "caída del proceso",
@@ -486,8 +505,8 @@ _WORDS = {
            "not_started": "sin empezar",
            "timeout_hint": "pista:    un bucle que nunca termina, o una llamada que espera "
                            "para siempre (una lectura, un join, un sleep) en tu código",
-           "more": "{n} más fallan: {names} (--all muestra todas las comprobaciones "
-                   "fallidas)",
+           "more": "{n} más fallan: {names} — --all muestra todas las comprobaciones "
+                   "fallidas",
            "see": "ejecuta su celda calificada en el cuaderno para ver el informe completo"},
 }
 

@@ -514,6 +514,8 @@ class Seen:
     type: str
     attrs: tuple[tuple[str, Any], ...] = ()
     raised: bool = False
+    #: Its text, shown to the learner beside an unexpected error; never compared.
+    message: str = field(default="", compare=False)
 
     MEANINGFUL = ("size", "limit", "code", "data")
 
@@ -522,7 +524,11 @@ class Seen:
         # Through seen(): an attribute (or a class name) cannot bend == either.
         attrs = tuple((a, _freeze(seen(getattr(exc, a)))) for a in cls.MEANINGFUL
                       if hasattr(exc, a))
-        return cls(seen(type(exc).__name__), attrs, raised)
+        try:
+            message = str.__str__(str(exc))[:200]
+        except Exception:  # a learner's exception whose __str__ fails
+            message = ""
+        return cls(seen(type(exc).__name__), attrs, raised, message)
 
     def __repr__(self) -> str:
         inner = " ".join([self.type, *(f"{k}={v!r}" for k, v in self.attrs)])
@@ -753,6 +759,10 @@ def _difference_report(name: str, number: int, total: int, x: Any, found: Any,
     nothing = _("(nothing more: the trace ends here)", "(nada más: la traza termina aquí)")
     want, have = cut_pair(_show(step_e.seen) if step_e else nothing,
                           _show(step_g.seen) if step_g else nothing)
+    got_error = step_g.seen if step_g and isinstance(step_g.seen, Seen) else None
+    if got_error and got_error.message and not (
+            step_e and isinstance(step_e.seen, Seen) and step_e.seen.type == got_error.type):
+        have += f"  ({got_error.message})"  # an error the reference did not raise: say why
     details = [
         _("differs from the reference on generated case {n} of {t}; the smallest input found:",
           "difiere de la referencia en el caso generado {n} de {t}; la entrada más pequeña "
