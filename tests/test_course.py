@@ -578,6 +578,60 @@ def test_grading_leaves_no_process_behind(ending):
     assert _processes_running(marker) == []
 
 
+RULES_HEADINGS = {"en": "## Each lab's rules and the checks that exercise them",
+                  "es": "## Las reglas de cada laboratorio y las comprobaciones que las ejercen"}
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def rule_tables(lang: str) -> dict[str, list[tuple[str, list[str]]]]:
+    """course/README.md's rule tables in one language: lab -> [(rule, [check names])]."""
+    text = (ROOT / "course" / "README.md").read_text(encoding="utf-8")
+    assert RULES_HEADINGS[lang] in text, f"course/README.md has no {RULES_HEADINGS[lang]!r}"
+    section = text.split(RULES_HEADINGS[lang], 1)[1].split("\n## ", 1)[0]
+    tables: dict[str, list[tuple[str, list[str]]]] = {}
+    for block in section.split("\n### ")[1:]:
+        lab, _, body = block.partition("\n")
+        rows = [line for line in body.splitlines() if line.startswith("|")][2:]
+        tables[lab.strip()] = []
+        for row in rows:
+            rule, checks = [c.strip() for c in row.strip("|").rsplit("|", 1)]
+            names = [m.group(2).strip() if m.group(2).startswith(" ") and m.group(2).endswith(" ")
+                     else m.group(2) for m in _CODE_SPAN.finditer(checks)]
+            tables[lab.strip()].append((rule, names))
+    return tables
+
+
+def check_names(lab: str, lang: str) -> set[str]:
+    """The name of every check of a lab, in one language, from the class grader's runs of the
+    lab as handed out and, for a part that stops at its first unwritten function, of the
+    solution."""
+    names: set[str] = set()
+    for tree in ("labs", "solutions"):
+        grading.core.names_seen.clear()
+        run_parts(read(ROOT / tree / lang / f"{lab}.ipynb"), lab, lang)
+        names.update(grading.core.names_seen)
+        lab_cells = read(ROOT / "labs" / lang / f"{lab}.ipynb").cells
+        if len(names) == sum(c.metadata["mcpkit"]["checks"] for c in lab_cells
+                             if "graded" in c.metadata.get("tags", [])):
+            break
+    return names
+
+
+@pytest.mark.parametrize("lang", src.LANGS)
+@pytest.mark.parametrize("lab", LAB_STEMS)
+def test_every_rule_a_lab_states_is_exercised_by_checks_that_exist(lab, lang):
+    """course/README.md lists, per lab, each rule its text states and the checks exercising
+    it, by the names the reports show: every rule has one, and every name is a real check."""
+    table = rule_tables(lang).get(lab)
+    assert table, f"course/README.md has no rule table for {lab} ({lang})"
+    known = check_names(lab, lang)
+    for rule, names in table:
+        assert names, f"{lab} ({lang}): no check exercises the rule {rule!r}"
+        unknown = [n for n in names if n not in known]
+        assert not unknown, (lab, lang, rule, unknown)
+    assert len(table) == len(rule_tables("en")[lab]), "both languages list the same rules"
+
+
 def test_the_engine_finds_a_bug_that_no_hand_written_case_covers(capsys):
     """A copy of mcpkit's NDJSON decoder that forgets its buffer on an empty read: every
     hand-written case passes, the generated ones find it, and shrink it to a few reads."""

@@ -290,8 +290,11 @@ def test_gaming_class_grading_earns_nothing(tmp_path):
     assert "lab01_framing-16 timeout" in loop.as_csv()["problems"]
     assert statuses["lab01_framing.exit.gaming"].graded[2].status == "crashed"
     flagged = statuses["lab01_framing.exercise-patches-grader.gaming"]
-    assert flagged.status == "flagged" and flagged.points == 0
-    assert any("the grader" in p for g in flagged.graded for p in g.problems)
+    assert flagged.status == "flagged" and flagged.points == 7  # part 3 (3 points) lost
+    assert [g.status for g in flagged.graded] == ["passed", "passed", "flagged", "passed"]
+    assert "exercise 3, line 1: uses mcpkit.grading.core, the course's grader" in \
+        flagged.graded[2].problems[0]
+    assert "the course's grader" in flagged.as_csv()["problems"]
     report = (tmp_path / "g.xml").read_text(encoding="utf-8")
     assert "timeout: killed after 20 s" in report and 'value="11"' in report
 
@@ -324,3 +327,27 @@ def test_the_graded_cell_warns_about_what_class_grading_flags(lang):
     assert "⚑" in flagged and expected in flagged, flagged
     assert any(o.get("output_type") == "error" for o in graded[2].outputs)
     assert all("⚑" not in text(c) for n, c in enumerate(graded) if n != 2)
+
+
+def test_class_grading_gives_every_solution_full_marks_and_every_unfilled_lab_zero(tmp_path):
+    """Every lab, both languages, two seeds, the class grader's own scale of hidden cases:
+    the solution scores full marks and nothing flagged; the lab as handed out scores zero."""
+    for seed, kinds in ((7, ("solution", "unfilled")), (123456, ("solution",))):
+        subs = tmp_path / f"seed-{seed}"
+        for kind in kinds:
+            for lang in src.LANGS:
+                (subs / f"{kind}-{lang}").mkdir(parents=True)
+                for lab in LABS:
+                    nb = (fill(lab, lang) if kind == "solution"
+                          else nbformat.read(ROOT / "labs" / lang / f"{lab}.ipynb", as_version=4))
+                    nbformat.write(nb, subs / f"{kind}-{lang}" / f"{lab}.ipynb")
+        rows = course_grade.grade(subs, root=ROOT, seed=seed)
+        assert len(rows) == len(kinds) * len(src.LANGS) * len(LABS)
+        for row in rows:
+            detail = [(g.cell_id, g.status, g.passed, g.total, g.problems, g.report[-600:])
+                      for g in row.graded if g.status != "passed"]
+            if row.learner.startswith("solution"):
+                assert (row.status, row.points) == ("passed", row.max_points), (row.lab, detail)
+            else:
+                assert row.points == 0 and all(g.status == "failed" for g in row.graded), (
+                    row.lab, [(g.status, g.problems) for g in row.graded])

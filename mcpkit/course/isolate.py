@@ -52,7 +52,7 @@ def _flagged(problems: list[sandbox.Problem], job: dict[str, Any],
              total: int | None = None) -> dict[str, Any]:
     where = _cell_names(job)
     return {"status": "flagged", "passed": 0, "total": total, "report": "",
-            "problems": [sandbox.describe(p, where) for p in problems]}
+            "problems": list(dict.fromkeys(sandbox.describe(p, where) for p in problems))}
 
 
 def _cell_names(job: dict[str, Any]) -> dict[str, str]:
@@ -80,7 +80,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         __import__(f"mcpkit.{module}")
     checks_failed = core.ChecksFailed
     snap = sandbox.snapshot()
-    own = set(job.get("own") or [cell for cell, _code in job["exercises"]])
+    own = set(job["own"] if "own" in job else [cell for cell, _code in job["exercises"]])
     stubs = job.get("stubs", {})
     unfilled = set(job.get("stubbed", []))
     problems: list[sandbox.Problem] = []

@@ -112,6 +112,8 @@ def summary_line(passed: int, total: int) -> str:
 #: (passed, total) of every run_checks() call: the class grader reads its verdict here, not
 #: from printed text that any thread of the learner's could also print.
 verdicts: list[tuple[int, int]] = []
+#: The name of every check run so far, in order (what course/README.md's rule tables cite).
+names_seen: list[str] = []
 #: What the class grader would flag in the code this graded cell checks (set by
 #: :func:`mcpkit.grading.sandbox.guarded` before each checker runs, in the notebook only).
 _warnings: list[str] = []
@@ -125,6 +127,7 @@ def run_checks(results: Iterable[CaseResult]) -> None:
     total = len(results)
     passed = sum(r.ok for r in results)
     verdicts.append((passed, total))
+    names_seen.extend(r.name for r in results)
     flags = [_("⚑ your instructor's grading will flag this part and score it 0:",
                "⚑ la calificación de tu instructor/a marcará esta parte y le pondrá 0:")]
     flags += [f"  - {w}" for w in _warnings]

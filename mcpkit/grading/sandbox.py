@@ -68,7 +68,8 @@ WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools
                   "functools", "re", "logging")
 #: Module state of mcpkit that legitimately changes while checks run.
 CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
-                                       "_collector", "_warnings"}}
+                                       "_collector", "_warnings",
+                                       "names_seen"}}
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,15 @@ def _reasons() -> dict[str, str]:
                     "usa {name}, el calificador del curso: el código de un ejercicio no puede "
                     "recurrir a él"),
         "internals": _("uses {name}, the interpreter's internals, which the checks rely on",
-                       "usa {name}, las entrañas del intérprete, de las que dependen las "
-                       "comprobaciones"),
+                       "usa {name}, las interioridades del intérprete, de las que dependen "
+                       "las comprobaciones"),
         "reference": _("uses {name}, the reference this lab asks you to write yourself",
                        "usa {name}, la referencia que este laboratorio te pide escribir a ti"),
         "name": _("uses {name}, a way around the checks that exercise code may not use",
                   "usa {name}, una forma de eludir las comprobaciones que el código de un "
                   "ejercicio no puede usar"),
         "dunder": _("uses the attribute {name}, a door into the interpreter's internals",
-                    "usa el atributo {name}, una puerta a las entrañas del intérprete"),
+                    "usa el atributo {name}, una puerta a las interioridades del intérprete"),
         "getattr": _("uses getattr with a computed or dunder name ({name})",
                      "usa getattr con un nombre calculado o especial ({name})"),
         "rebind": _("rebinds {name}, which the setup cell imported",
