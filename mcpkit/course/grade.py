@@ -277,7 +277,7 @@ def run_part(job: dict, timeout: float) -> dict:
             return answer
         job["stubbed"] += answer["stub"]
     return {"status": "crashed", "passed": 0, "total": None, "problems": [],
-            "report": "too many exercise cells change mcpkit at run time"}
+            "report": _say(job, "reruns")}
 
 
 def _run_once(job: dict, timeout: float) -> dict:
@@ -296,14 +296,14 @@ def _run_once(job: dict, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         _end_group(proc)
         return {"status": "timeout", "passed": 0, "total": None, "problems": [],
-                "report": f"killed after {timeout:g} s"}
+                "report": _say(job, "killed", seconds=timeout)}
     finally:
         _end_group(proc)
     for line in out.splitlines():
         if line.startswith(token + " "):
             return json.loads(line[len(token) + 1 :])
     return {"status": "crashed", "passed": 0, "total": None, "problems": [],
-            "report": f"the process ended ({proc.returncode}) without an answer"}
+            "report": _say(job, "silent", code=proc.returncode)}
 
 
 def _end_group(proc: subprocess.Popen) -> None:
@@ -316,6 +316,20 @@ def _end_group(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
         pass
+
+
+_SAY = {
+    "en": {"killed": "killed after {seconds:g} s",
+           "silent": "the process ended ({code}) without an answer",
+           "reruns": "too many exercise cells change mcpkit at run time"},
+    "es": {"killed": "se detuvo tras {seconds:g} s",
+           "silent": "el proceso terminó ({code}) sin dar respuesta",
+           "reruns": "demasiadas celdas de ejercicio modifican mcpkit en tiempo de ejecución"},
+}
+
+
+def _say(job: dict, key: str, **values: object) -> str:
+    return _SAY.get(job.get("lang", "en"), _SAY["en"])[key].format(**values)
 
 
 _MCPKIT_HOME = Path(__file__).resolve().parents[2]
@@ -501,11 +515,11 @@ _WORDS = {
            "see": "run its graded cell in the notebook for the full report"},
     "es": {"score": "nota", "points": "puntos", "checks": "comprobaciones",
            "timeout": "tiempo de espera agotado", "crashed": "caída del proceso",
-           "flagged": "marcado: esta parte obtiene 0, porque",
+           "flagged": "marcada: esta parte obtiene 0, porque",
            "not_started": "sin empezar",
            "timeout_hint": "pista:    un bucle que nunca termina, o una llamada que espera "
                            "para siempre (una lectura, un join, un sleep) en tu código",
-           "more": "{n} más fallan: {names} — --all muestra todas las comprobaciones "
+           "more": "fallan {n} más: {names} — --all muestra todas las comprobaciones "
                    "fallidas",
            "see": "ejecuta su celda calificada en el cuaderno para ver el informe completo"},
 }

@@ -280,7 +280,7 @@ def _describe_error(exc: BaseException) -> str:
         wait = max(CASE_TIME_LIMIT, CASE_WAIT_LIMIT)
         return _(
             f"waited more than {wait:g} s (a read, a join or a lock that never returns?)",
-            f"esperó más de {wait:g} s (¿una lectura, un join o un lock que nunca vuelve?)",
+            f"esperó más de {wait:g} s (¿una lectura, un join o un candado que nunca vuelve?)",
         )
     if isinstance(exc, _Stuck):
         return _(
