@@ -96,9 +96,10 @@ def _reasons() -> dict[str, str]:
         "grader": _("uses {name}, the course's grader: exercise code may not reach for it",
                     "usa {name}, el calificador del curso: el código de un ejercicio no puede "
                     "recurrir a él"),
-        "internals": _("uses {name}, part of the interpreter's internals, which the checks rely on",
-                       "usa {name}, parte de las interioridades del intérprete, de las que dependen "
-                       "las comprobaciones"),
+        "internals": _("uses {name}, part of the interpreter's internals, which the checks "
+                       "rely on",
+                       "usa {name}, parte de las interioridades del intérprete, de las que "
+                       "dependen las comprobaciones"),
         "reference": _("uses {name}, the reference this lab asks you to write yourself",
                        "usa {name}, la referencia que este laboratorio te pide que escribas tú"),
         "name": _("uses {name}, a way around the checks: exercise code may not use it",
