@@ -538,7 +538,7 @@ for line in done.stdout.splitlines(keepends=True):
 #
 # El cliente de la lección 05 lanza el servidor de notas como subproceso. Para ver su tráfico
 # no cambiamos el cliente: ponemos un **intermediario (relay)** entre los dos.
-# `wiretap.command(log, command)` envuelve la orden del servidor en
+# `wiretap.command(log, command)` envuelve el comando del servidor en
 # `python -m mcpkit.wiretap LOG -- ...`, un pequeño proceso que deja pasar cada línea sin
 # tocarla y la escribe en `LOG`, con el momento en que pasó.
 
