@@ -139,9 +139,9 @@ show_trace(modern_sent, modern_received)
 legacy_result = json.loads(legacy_received[-1])["result"]
 modern_result = json.loads(modern_received[-1])["result"]
 legacy, modern = grading._("legacy", "heredada"), grading._("modern", "moderna")
-print(grading._("bytes sent:    ", "bytes enviados:"), sum(map(len, legacy_sent)), f"{legacy},",
+print(grading._("bytes sent:    ", "bytes enviados: "), sum(map(len, legacy_sent)), f"{legacy},",
       sum(map(len, modern_sent)), modern)
-print(grading._("messages:      ", "mensajes:      "), len(legacy_sent) + len(legacy_received),
+print(grading._("messages:      ", "mensajes:       "), len(legacy_sent) + len(legacy_received),
       f"{legacy},", len(modern_sent) + len(modern_received), modern)
 print(grading._("same content:  ", "mismo contenido:"),
       legacy_result["content"] == modern_result["content"])
