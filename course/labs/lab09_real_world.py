@@ -153,10 +153,9 @@ def start(command):
 # servidores cualesquiera que se comporten igual en la conexión.
 #
 # 1. Envía `initialize` (id 1; los ids suben de uno en uno por solicitud) con params
-#    `{"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": ...,
-#    "version": ...}}`; escribe `["initialize", "2025-11-25", {"version": <el protocolVersion
-#    respondido>, "capabilities": <las claves ordenadas de sus capacidades entre "tools",
-#    "resources", "prompts">}]`. Luego envía la notificación `notifications/initialized`.
+#    `{"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": ..., "version": ...}}`;
+#    escribe `["initialize", "2025-11-25", {"version": <el protocolVersion respondido>, "capabilities": <las claves ordenadas de sus capacidades entre "tools", "resources", "prompts">}]`.
+#    Luego envía la notificación `notifications/initialized`.
 # 2. Por cada paso de `script`, una entrada:
 #
 # | paso | solicitud | entrada |
@@ -168,8 +167,7 @@ def start(command):
 # | `["send", method, params]` | `method`, con params salvo que sean `None` | `["send", method, outcome]` |
 #
 # 3. Cierra la stdin del servidor, espera hasta `timeout` segundos a que termine (mátalo si no
-#    lo hace) y escribe `["end", None, {"exit": <su código de salida, o None si tuviste que
-#    matarlo>, "stray": <líneas que no eran un objeto JSON>}]`.
+#    lo hace) y escribe `["end", None, {"exit": <su código de salida, o None si tuviste que matarlo>, "stray": <líneas que no eran un objeto JSON>}]`.
 #
 # Lo que se anota de una respuesta (su **outcome**): `{"error": code}` para una respuesta de error;
 # `"no answer"` si no llegó ninguna en `timeout` segundos (10 s para `initialize`: el servidor
@@ -406,7 +404,7 @@ grading.check_harness(harness)
 # iniciales, ids `"1"`, `"2"`, `"3"` y siguientes; las mismas herramientas con los mismos
 # argumentos obligatorios e indicaciones (`readOnlyHint` en las dos que solo leen,
 # `destructiveHint` e `idempotentHint` en `notes_delete`); un resultado de lista como un solo
-# bloque de texto con su JSON (`json.dumps(valor, ensure_ascii=False)`); una herramienta que
+# bloque de texto con su JSON (`json.dumps(value, ensure_ascii=False)`); una herramienta que
 # falla como `isError`; leer una nota que falta como el error -32002 y un prompt para una como
 # -32602 (lanza `MCPError(code, message)` de `mcp`: el SDK lo transmite tal cual). Ejecuta
 # `python -m mcpkit serve mcpkit.examples.notes:server` y la comparación de la lección 09

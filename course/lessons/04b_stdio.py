@@ -96,7 +96,7 @@ grading.set_language("en")
 # flowchart LR
 #     I[stdin: leer hasta 64 KiB] --> D[NdjsonDecoder.feed]
 #     D --> R[connection.receive]
-#     R --> S["send(mensaje): encode_ndjson, escribir en stdout"]
+#     R --> S["send(message): encode_ndjson, escribir en stdout"]
 #     I -- "b'' (fin de la entrada)" --> X[cerrar la conexión y volver]
 # ```
 #

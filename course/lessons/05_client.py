@@ -740,10 +740,10 @@ notes_client.close()
 #
 # Un script de cliente en pocas líneas: arranca el servidor de notas, lista sus herramientas,
 # llama a dos, imprime y termina. Para guardar el flujo de bytes literal ponemos un
-# intermediario (relay) entre el cliente y el servidor: `python -m mcpkit.shell --relay LOG --
-# COMANDO` arranca el servidor, deja pasar los dos flujos sin tocarlos y escribe en `LOG` cada
-# línea que pasa, con `>` del cliente al servidor y `<` del servidor al cliente. (`mcpkit trace`
-# hace lo mismo desde una terminal.)
+# intermediario (relay) entre el cliente y el servidor:
+# `python -m mcpkit.shell --relay LOG -- COMANDO` arranca el servidor, deja pasar los dos flujos
+# sin tocarlos y escribe en `LOG` cada línea que pasa, con `>` del cliente al servidor y `<` del
+# servidor al cliente. (`mcpkit trace` hace lo mismo desde una terminal.)
 
 # %%
 folder = tempfile.TemporaryDirectory()

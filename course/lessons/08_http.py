@@ -509,8 +509,8 @@ exit_code = workers.wait(10)
 # 200 cuando la solicitud llegó al trabajador de la sesión, 404 (*sesión no encontrada*) cuando
 # llegó al otro. Un despliegue heredado con varios procesos necesita **afinidad**: un
 # balanceador que envíe al mismo servidor de destino cada solicitud que lleve un mismo
-# `Mcp-Session-Id` (`tests/balancer.py` configura HAProxy con una tabla de persistencia (stick
-# table) justo para esto). Y debe mantener vivo ese proceso durante toda la sesión; por eso una
+# `Mcp-Session-Id` (`tests/balancer.py` configura HAProxy con una tabla de persistencia, una *stick
+# table*, justo para esto). Y debe mantener vivo ese proceso durante toda la sesión; por eso una
 # sesión con estado en una plataforma que arranca una instancia nueva por solicitud (una función
 # con arranque en frío) es un antipatrón: la siguiente solicitud encuentra un proceso que nunca
 # oyó hablar de la sesión. Un servidor moderno no tiene ninguno de los dos problemas: responde

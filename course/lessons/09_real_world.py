@@ -450,7 +450,7 @@ counts([(grading._("notes server on mcpkit (mcpkit/examples/notes.py)",
 # El número de líneas no dice nada del comportamiento. Para comparar comportamientos hace
 # falta un harness: un guion de intercambios JSON-RPC (listar, llamar, leer, pedir, errores),
 # ejecutado igual contra cualquier servidor stdio, que anota cada respuesta en una forma
-# normalizada (listas ordenadas, los textos de un resultado de herramienta, `{"error": código}`,
+# normalizada (listas ordenadas, los textos de un resultado de herramienta, `{"error": code}`,
 # ...), de modo que dos transcripciones son iguales exactamente cuando los dos servidores se
 # comportan igual en la conexión. El laboratorio 09 te pide escribirlo; la lección usa el del
 # curso, `reference_harness`.
@@ -511,7 +511,7 @@ for a, b in zip(on_mcpkit, on_port):
 #   con su JSON. El SDK envía un bloque con formato por elemento y, a su lado, un
 #   `structuredContent` con un `outputSchema` que generó a partir del tipo devuelto. Un modelo
 #   que lee el texto ve dos cosas distintas. Para igualarlo, devuelve
-#   `json.dumps(valor, ensure_ascii=False)` como cadena.
+#   `json.dumps(value, ensure_ascii=False)` como cadena.
 # - **La lista de herramientas.** El SDK no escribe `title` si no se lo pasas, y añade un
 #   `outputSchema` a los retornos con tipo; el harness compara nombres, argumentos
 #   obligatorios e indicaciones, que aquí son iguales.

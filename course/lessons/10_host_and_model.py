@@ -628,11 +628,10 @@ print([(c.name, c.token_env) for c in configs])
 # herramienta cuando quiera y enviar `notifications/tools/list_changed` (el host de la lección
 # 06 vuelve a pedir la lista). Una herramienta que el usuario aprobó como inofensiva puede
 # volver con órdenes nuevas en su descripción o un argumento nuevo en su esquema (un *rug
-# pull*, un cambio tras la aprobación). El host
-# puede **fijar** lo que se aprobó: una huella (hash) del nombre, la descripción, el esquema y
-# las anotaciones de cada herramienta (`pin_tools`), y ofrecer solo las herramientas cuya
-# definición sigue coincidiendo. `files --rug-pull` cambia `files_read` tras su primera
-# llamada:
+# pull*, un cambio tras la aprobación). El host puede **fijar** lo que se aprobó: una huella
+# (hash) del nombre, la descripción, el esquema y las anotaciones de cada herramienta
+# (`pin_tools`), y ofrecer solo las herramientas cuya definición sigue coincidiendo.
+# `files --rug-pull` cambia `files_read` tras su primera llamada:
 
 # %%
 changed = threading.Event()
@@ -757,8 +756,8 @@ if USE_A_REAL_MODEL:
 # 5. **Suponer que las versiones del protocolo cambian sin que se note.** Cada revisión cambió
 #    la forma de algo: las definiciones de herramienta ganaron campos (lección 04, sección 4),
 #    y la revisión 2026-07-28 sustituyó el propio handshake (lección 07). El interlocutor no sigue
-#    tu versión sin más: un servidor moderno rechaza con -32022 una versión que no habla, y
-#    devuelve la lista de las que admite (lección 07, sección 2), y un servidor heredado
+#    tu versión sin más: un servidor moderno rechaza con -32022 una versión que no habla y
+#    devuelve la lista de las que admite (lección 07, sección 2); un servidor heredado
 #    responde a `initialize` con una revisión que elige él, que el cliente debe leer y puede
 #    rechazar. La segunda celda de abajo pide una revisión del futuro.
 
