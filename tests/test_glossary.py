@@ -22,9 +22,9 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("jupytext")
 
-from mcpkit.course import source as src  # noqa: E402
-
 from test_course import _ENGLISH, _prose  # noqa: E402  (the English-prose heuristic)
+
+from mcpkit.course import source as src  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "course" / "glossary.toml"
