@@ -43,15 +43,15 @@
 #
 # > **English:** [`labs/en/lab05_client.ipynb`](../en/lab05_client.ipynb)
 #
-# La lección 05 manejó servidores con `mcpkit.Client`. Ahora escribes la parte sobre la que se
+# La lección 05 controló servidores con `mcpkit.Client`. Ahora escribes la parte sobre la que se
 # apoya todo lo demás: una `Session` que envía solicitudes a un proceso servidor por sus
-# tuberías y le entrega a cada llamador su propia respuesta, con un hilo lector y un future
+# tuberías y le entrega a quien llama su propia respuesta, con un hilo lector y un future
 # (resultado futuro) por solicitud.
 #
 # | parte | las comprobaciones le exigen a tu `Session` | puntos |
 # | --- | --- | --- |
 # | 1 | ids, la tabla de pendientes, resultados y errores, notificaciones, respuestas sueltas y desordenadas | 4 |
-# | 2 | tiempos de espera agotados (timeouts) que envían `notifications/cancelled` y olvidan la solicitud | 3 |
+# | 2 | tiempos de espera (timeouts) que, al agotarse, envían `notifications/cancelled` y olvidan la solicitud | 3 |
 # | 3 | el fin del flujo hace fallar a la vez todo lo pendiente; un `close()` que no deja nada atrás | 3 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
@@ -75,7 +75,7 @@
 #
 # **Procesos reales.** Cada comprobación arranca un proceso servidor real, el servidor de
 # prueba del laboratorio, y le da a tu `Session` sus dos tuberías. Cuando se le pide, el
-# servidor se porta mal a propósito: responde desordenado, envía notificaciones entre medias,
+# servidor se porta mal a propósito: responde fuera de orden, envía notificaciones intercaladas,
 # responde a ids que nadie usó, no responde nunca o muere a mitad de una llamada. Tras cada
 # comprobación se cierra tu sesión y se busca lo que siga en marcha: un hilo tuyo todavía vivo
 # o un servidor que no terminó hacen fallar la comprobación.
@@ -149,7 +149,7 @@ def start_server():
 # | `notify_later` | responde en el acto y envía una notificación un momento después |
 # | `error` | responde con el error `params["code"]`, `params["message"]` |
 # | `stray` | primero envía una respuesta para un id que nadie usó y luego la suya |
-# | `hold` / `release` | retiene solicitudes hasta un `release` con `{"count": n}` y luego las responde de la más nueva a la más vieja |
+# | `hold` / `release` | retiene solicitudes hasta un `release` con `{"count": n}` y luego las responde empezando por la más reciente |
 # | `late` | responde tras `params["delay"]` segundos |
 # | `silent` | no responde nunca |
 # | `cancelled` | responde con los métodos de las solicitudes que nombró `notifications/cancelled` |
@@ -218,7 +218,7 @@ process.stdout.close()
 #   el mensaje (con `_write`) y una espera sobre el future. Deja `"params"` fuera cuando es
 #   `None`. Devuelve el `result` de la respuesta, o lanza `RequestError(code, message, data)`
 #   si la respuesta es un error.
-# - **Tiempos agotados** (parte 2): cuando la espera termina con `TimeoutError`, saca el id de
+# - **Tiempos de espera** (parte 2): cuando la espera termina con `TimeoutError`, saca el id de
 #   la tabla de pendientes, escribe la notificación
 #   `{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id,
 #   "reason": "timeout"}}` y lanza el `TimeoutError`. Una respuesta que llegue después debe
@@ -233,7 +233,7 @@ process.stdout.close()
 #   `BrokenPipeError` o `ValueError` significa lo mismo).
 # - `notifications()`: las notificaciones recibidas hasta ahora, en orden, y vacía la lista.
 # - `close()`: cierra `stdin` (el servidor termina al final de su entrada; ignora `OSError`) y
-#   luego espera con `join` al hilo lector (con un tiempo límite), que acaba cuando acaba la
+#   luego espera con `join` al hilo lector (con un tiempo de espera), que acaba cuando acaba la
 #   salida del servidor.
 #
 # `request()` puede llamarse desde varios hilos a la vez (la parte 1 lo hace): todo lo que
@@ -367,7 +367,8 @@ process.stdout.close()
 #
 # Un resultado por solicitud, emparejado por id; los errores se lanzan como `RequestError`;
 # las notificaciones se guardan en orden; una respuesta suelta se descarta; tres solicitudes
-# desde tres hilos se responden de la más nueva a la más vieja y cada llamador recibe la suya.
+# desde tres hilos se responden empezando por la más reciente y cada hilo que llama recibe la
+# suya.
 # La última comprobación ejecuta tu sesión y la referencia a la par sobre sesiones generadas.
 
 # %% tags=["graded"] points=4
@@ -380,10 +381,11 @@ grading.check_requests(Session)
 # with `notifications/cancelled`, and leave the session as good as new.
 
 # %% [markdown] lang="es"
-# ## Parte 2 · Tiempos agotados y cancelación
+# ## Parte 2 · Tiempos de espera y cancelación
 #
-# Una solicitud a `silent` debe terminar con `TimeoutError` poco después de su tiempo límite,
-# avisar al servidor con `notifications/cancelled` y dejar la sesión como nueva.
+# Una solicitud a `silent` debe terminar con `TimeoutError` poco después de que se agote su
+# tiempo de espera, avisar al servidor con `notifications/cancelled` y dejar la sesión como
+# nueva.
 
 # %% tags=["graded"] points=3
 grading.check_timeouts(Session)
@@ -420,5 +422,5 @@ grading.check_end_of_stream(Session)
 # Compara tu `Session` con `mcpkit/session.py` y `mcpkit/client.py`. mcpkit la divide en dos:
 # `ClientSession` decide (ids, la tabla de pendientes, qué significa cada mensaje) sin ninguna
 # E/S, y `Client` solo mueve bytes y espera, con el mismo hilo lector que escribiste. ¿Qué se
-# gana con esa división? Piensa en `mcpkit/aclient.py`, que maneja exactamente la misma sesión
+# gana con esa división? Piensa en `mcpkit/aclient.py`, que usa exactamente la misma sesión
 # con asyncio.

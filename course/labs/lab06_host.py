@@ -37,7 +37,7 @@
 # supervisor a `sleep` that only records the delay, and a clock they move by hand.
 
 # %% [markdown] lang="es"
-# # Laboratorio 06 · Un host: fusionar, dirigir, esperar y reiniciar
+# # Laboratorio 06 · Un host: fusionar, enrutar, esperar con retroceso y reiniciar
 #
 # > **English:** [`labs/en/lab06_host.ipynb`](../en/lab06_host.ipynb)
 #
@@ -50,7 +50,7 @@
 # | --- | --- | --- | --- |
 # | 1 | `merge(servers, policy, separator)` | todas las políticas de nombres, errores de colisión que nombran a los dos servidores, servidores generados | 3 |
 # | 2 | `Namespace` | el enrutamiento, volver a fusionar con `list_changed`, el orden de la configuración, las bajas | 2 |
-# | 3 | `Backoff` | tiempos que se duplican, el tope de 30 s, la variación aleatoria (jitter), el aviso tras tres fallos seguidos | 2 |
+# | 3 | `Backoff` | tiempos que se duplican, el tope de 30 s, la variación aleatoria (jitter), el aviso tras tres fallos consecutivos | 2 |
 # | 4 | `Supervisor` | reiniciar un servidor al que matan con SIGKILL, un servidor que no puede arrancar, no dejar nada atrás | 3 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
@@ -167,7 +167,7 @@ SERVER = grading.lab06_server_command()
 # %% [markdown] lang="es"
 # ## Parte 1 · Un espacio de nombres para muchos servidores
 #
-# Dos servidores pueden ofrecer los dos una herramienta llamada `search`; el modelo debe ver una
+# Puede que dos servidores ofrezcan una herramienta llamada `search`; el modelo debe ver una
 # sola lista de nombres únicos. `servers` es un dict `{nombre del servidor: [dicts de
 # herramientas]}` en el **orden de la configuración** (el orden de `mcpServers`), cada
 # herramienta un dict con al menos `"name"`. Escribe
@@ -187,13 +187,14 @@ SERVER = grading.lab06_server_command()
 # | `"prefix"` | siempre `servidor + separador + nombre` | Claude Desktop, VS Code |
 # | `"prefix-on-collision"` | el nombre con prefijo para un nombre que ofrecen **dos o más servidores**; el nombre simple en otro caso | la opción por defecto de mcpkit |
 # | `"first-wins"` | el nombre simple; la herramienta de un servidor posterior con un nombre ya ocupado queda oculta | la sobrescritura silenciosa, hecha visible |
-# | `"reject"` | el nombre simple; un nombre ya ocupado por **otro servidor** lanza `NameCollision(mensaje, nombre, (primero, segundo))` | Cursor |
+# | `"reject"` | el nombre simple; un nombre ya ocupado por **otro servidor** lanza `NameCollision(message, name, (first, second))` | Cursor |
 #
 # Dos reglas más valen con cualquier política. Si un nombre expuesto ya está ocupado (un
 # servidor que enumera el mismo nombre dos veces, o un nombre con prefijo que resulta igual a
 # otro: `a` + `b__c` y `a__b` + `c`), la herramienta posterior queda oculta: gana la primera.
-# Con `"reject"` solo lanza un nombre ocupado por un servidor *distinto*; el mensaje debe nombrar
-# la herramienta y los dos servidores. Una política desconocida lanza `ValueError`.
+# Con `"reject"`, solo se lanza `NameCollision` si el nombre lo ocupa un servidor *distinto*; el
+# mensaje debe nombrar la herramienta y los dos servidores. Una política desconocida lanza
+# `ValueError`.
 
 # %%
 def merge(servers, policy="prefix-on-collision", separator="__"):
@@ -273,9 +274,9 @@ grading.check_merge(merge)
 #
 # Un host guarda la vista fusionada y la cambia cada vez que cambia la lista de un servidor: un
 # servidor que arranca, un `notifications/tools/list_changed` (el host vuelve a pedir la
-# lista), un servidor que falla del todo. Vuelve a fusionar **todo, desde cero**, cada vez: la
-# herramienta nueva de un servidor puede renombrar la de otro (con `"prefix-on-collision"` un
-# nombre pasa a estar compartido).
+# lista), un servidor que falla definitivamente. Vuelve a fusionar **todo, desde cero**, cada
+# vez: la herramienta nueva de un servidor puede renombrar la de otro (con
+# `"prefix-on-collision"` un nombre pasa a estar compartido).
 #
 # `Namespace(servers, policy="prefix-on-collision", separator="__")` recibe los nombres de los
 # servidores en el orden de la configuración. Escribe:
@@ -283,13 +284,14 @@ grading.check_merge(merge)
 # - `update(server, tools)`: la lista de `server` pasa a ser `tools`; vuelve a fusionar, **en el
 #   orden de la configuración** (sea cual sea el orden en que arrancaron los servidores). Con
 #   `"reject"`, una colisión lanza `NameCollision` y deja el espacio de nombres como estaba.
-# - `remove(server)`: el servidor se fue del todo (si nunca se actualizó, no cambia nada).
+# - `remove(server)`: el servidor se fue definitivamente (si nunca se actualizó, no cambia nada).
 # - `tools()`: las herramientas fusionadas.
 # - `route(name)`: `(servidor, nombre original)` para un nombre expuesto, o lanza
-#   `UnknownTool(mensaje, nombre)`.
+#   `UnknownTool(message, name)`.
 #
-# `_merge(lists)` es una ayuda para los dos: fusiona `lists` (`{servidor: herramientas}`) y, si
-# eso no lanzó, guárdalas junto con el resultado. Puedes usar tu `merge` de la parte 1.
+# `_merge(lists)` es una función auxiliar para los dos: fusiona `lists` (`{servidor:
+# herramientas}`) y, si no lanzó ninguna excepción, guárdalas junto con el resultado. Puedes
+# usar tu `merge` de la parte 1.
 
 # %%
 class Namespace:
@@ -339,7 +341,9 @@ class Namespace:
 namespace = Namespace(["files", "web"])
 namespace.update("files", [{"name": "search"}, {"name": "read"}])
 print(namespace.route("search"))
-namespace.update("web", [{"name": "search"}])  # web's list changed: now both have search
+# [en] web's list changed: now both have search.
+# [es] Cambió la lista de web: ahora los dos tienen search.
+namespace.update("web", [{"name": "search"}])
 print([t["name"] for t in namespace.tools()], namespace.route("web__search"))
 
 # %% tags=["graded"] points=2
@@ -370,20 +374,20 @@ grading.check_namespace(Namespace)
 # ## Parte 3 · Cuánto esperar: retroceso (backoff) exponencial, con tope y variación aleatoria
 #
 # Un servidor que murió se vuelve a arrancar, pero no en el acto ni a ritmo fijo: tras el
-# `n`-ésimo fallo seguido, el host espera `base * factor ** (n - 1)` segundos (0.5, 1, 2, 4,
+# `n`-ésimo fallo consecutivo, el host espera `base * factor ** (n - 1)` segundos (0.5, 1, 2, 4,
 # ...), como mucho `cap` (30 s), y luego lo varía al azar en ±`jitter` (un 20 %) para que los
-# servidores que murieron juntos no vuelvan todos en el mismo instante, y tampoco por encima de
-# `cap` tras la variación. Tras `notice_after` (3) fallos seguidos, se avisa al usuario, una
-# vez.
+# servidores que murieron juntos no vuelvan todos en el mismo instante; y, tras la variación,
+# nunca por encima de `cap`. Tras `notice_after` (3) fallos consecutivos, se avisa al usuario,
+# una vez.
 #
 # `Backoff(rng, base=0.5, factor=2.0, cap=30.0, jitter=0.2, notice_after=3)`; `rng` es un
 # `random.Random` (o el sustituto guionizado de las comprobaciones). Escribe:
 #
-# - `delay(failures)`: el tiempo tras esos fallos seguidos (`failures >= 1`): la exponencial con
+# - `delay(failures)`: el tiempo tras esos fallos consecutivos (`failures >= 1`): la exponencial con
 #   tope multiplicada por `1 + rng.uniform(-jitter, jitter)` (extrae un número solo cuando
 #   `jitter` no es 0) y luego como mucho `cap`. Un `failures` muy grande debe seguir dando un
 #   tiempo, no un `OverflowError`.
-# - `failure()`: cuenta un fallo seguido más (`self.failures`); devuelve `(delay, notice)`, el
+# - `failure()`: cuenta un fallo consecutivo más (`self.failures`); devuelve `(delay, notice)`, el
 #   tiempo para esa cuenta y si este es el fallo del que hay que avisar al usuario (justo el
 #   `notice_after`-ésimo de la racha).
 # - `success()`: la racha terminó: `self.failures = 0`.
@@ -466,19 +470,19 @@ grading.check_backoff(Backoff)
 # `Supervisor(name, command, backoff, sleep=None, notify=print, clock=time.monotonic,
 # stable_after=10.0)` mantiene un servidor en marcha. La celda de preparación te da
 # `spawn(command)` (un `Popen` con tuberías; si falta el programa, lanza `OSError`),
-# `ping(process)` (verdadero cuando el servidor responde a una solicitud: está arriba) y
+# `ping(process)` (verdadero cuando el servidor responde a una solicitud: está listo) y
 # `stop(process)` (cierra su entrada, espera, lo mata si hace falta y lo recoge: ningún zombi).
 # Escribe:
 #
-# - `start()`: un intento de arrancar el servidor (`spawn` y luego `ping`; un servidor que no
-#   responde se detiene: un arranque fallido) y luego un **hilo** que lo vigila; devuelve si el
-#   intento salió bien. Mientras un servidor está arriba, `self.pid` es su id de proceso (si no,
+# - `start()`: un intento de arrancar el servidor (`spawn` y luego `ping`; se detiene el servidor
+#   que no responde: un arranque fallido) y luego un **hilo** que lo vigila; devuelve si el
+#   intento salió bien. Mientras un servidor está en marcha, `self.pid` es su id de proceso (si no,
 #   `None`).
 # - El hilo que vigila, hasta `close()`: espera a que termine el proceso (`process.wait()`).
-#   Cuando muere, detenlo y, si llevaba arriba `stable_after` segundos o más (según
+#   Cuando muere, detenlo y, si llevaba en marcha `stable_after` segundos o más (según
 #   `self.clock()`), llama antes a `backoff.success()`: una racha nueva. Cada fallo (una
 #   muerte, o un arranque fallido) es un `delay, notice = backoff.failure()`; si `notice`, llama
-#   a `notify(mensaje)`, con el nombre del servidor y el número de fallos en el mensaje; luego
+#   a `notify(message)`, con el nombre del servidor y el número de fallos en el mensaje; luego
 #   `sleep(delay)` y vuelve a intentar arrancarlo.
 # - `sleep`: las comprobaciones pasan uno que no espera de verdad. Si no se da ninguno, espera
 #   sobre un `threading.Event` que activa `close()`, para que cerrar nunca tenga que esperar
@@ -486,10 +490,11 @@ grading.check_backoff(Backoff)
 # - `close()`: deja de vigilar, detén el servidor y espera al hilo (join). No puede quedar nada:
 #   ni hilos ni procesos (ni siquiera un zombi).
 #
-# Tres ayudas le dan forma al trabajo: `_attempt()` (un arranque; verdadero si el servidor
-# responde), `_failed()` (un fallo: contarlo, avisar al usuario si toca y dormir) y `_watch()`
-# (el bucle del hilo). Usa `backoff` solo mediante `failure()`, `success()` y `failures`:
-# las comprobaciones te dan el suyo, que anota las llamadas (la parte 3 se califica aparte).
+# Tres funciones auxiliares le dan forma al trabajo: `_attempt()` (un arranque; verdadero si el
+# servidor responde), `_failed()` (un fallo: contarlo, avisar al usuario si corresponde y
+# dormir) y `_watch()` (el bucle del hilo). Usa `backoff` solo mediante `failure()`, `success()`
+# y `failures`: las comprobaciones te dan el suyo, que anota las llamadas (la parte 3 se
+# califica aparte).
 
 # %%
 class Supervisor:
@@ -613,6 +618,7 @@ grading.check_supervisor(Supervisor)
 # ## ¿Terminaste?
 #
 # Compara tus cuatro piezas con `mcpkit/host.py`: `merge_namespace`, la `_View` que
-# `Host._rebuild` sustituye entera, `Backoff` y `Host._supervise` con `_on_closed`. mcpkit usa
-# un hilo supervisor por servidor que falla, no uno por servidor: ¿por qué basta? ¿Y qué
-# cambiarías para 100 servidores que mueren todos a la vez (la lección 06 los midió)?
+# `Host._rebuild` sustituye, de una vez, por la nueva, `Backoff` y `Host._supervise` con
+# `_on_closed`. mcpkit usa un hilo supervisor por servidor que falla, no uno por servidor: ¿por
+# qué basta? ¿Y qué cambiarías para 100 servidores que mueren todos a la vez (la lección 06 los
+# midió)?

@@ -50,7 +50,7 @@
 # | 1 | `request_era(method, params, initialized)`: heredada, moderna o qué error | 3 |
 # | 2 | `discover_result(info, capabilities, instructions, ttl_ms, cache_scope)` | 2 |
 # | 3 | `seal_state(...)` y `open_state(...)`: un `requestState` infalsificable | 3 |
-# | 4 | `next_step(sent, reply, attempt)`: el sondeo del cliente y su vuelta atrás | 2 |
+# | 4 | `next_step(sent, reply, attempt)`: el sondeo del cliente y cuándo recurre a la era heredada | 2 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
@@ -146,9 +146,9 @@ def sign(secret, data):
 
 # %% [markdown] lang="es"
 # La celda de preparación te da las claves de `_meta` y las listas de versiones de
-# `mcpkit.versions`, los errores de `mcpkit.jsonrpc` y tres ayudas para la parte 3: `b64(bytes)`
-# y `unb64(texto)` (base64 apto para URL, sin el relleno `=`) y `sign(secreto, bytes)`
-# (HMAC-SHA256).
+# `mcpkit.versions`, los errores de `mcpkit.jsonrpc` y tres funciones auxiliares para la parte 3:
+# `b64(data)` y `unb64(text)` (base64 apto para URL, sin el relleno `=`) y
+# `sign(secret, data)` (HMAC-SHA256).
 #
 # ## Parte 1 · ¿De qué era es esta solicitud?
 #
@@ -167,11 +167,11 @@ def sign(secret, data):
 # 3. Sin handshake y sin versión en `_meta`: `"legacy"` para `ping` (la única solicitud
 #    permitida antes de `initialize`); cualquier otra está mal formada, `InvalidParams`.
 # 4. A partir de aquí, moderna. Si falta `META_CLIENT_CAPABILITIES`: `InvalidParams` (un objeto
-#    vacío es como dice un cliente que no tiene ninguna).
+#    vacío es la forma en que un cliente dice que no tiene ninguna).
 # 5. Una versión que no está en `MODERN_VERSIONS` (una fecha futura o una heredada: las
 #    versiones heredadas se negocian con `initialize`, nunca se envían en `_meta`):
-#    `JsonRpcError(-32022, mensaje, {"supported": list(SUPPORTED_VERSIONS), "requested":
-#    versión})`.
+#    `JsonRpcError(-32022, message, {"supported": list(SUPPORTED_VERSIONS), "requested":
+#    version})`.
 # 6. Un método solo heredado (`ping`, `logging/setLevel`, `resources/subscribe`,
 #    `resources/unsubscribe`, `initialize`): `MethodNotFound`.
 # 7. Un nivel de registro en `_meta` que no es uno de `LOG_LEVELS`: `InvalidParams`.
@@ -247,8 +247,8 @@ grading.check_request_era(request_era)
 # %% [markdown] lang="es"
 # ## Parte 2 · El resultado de `server/discover`
 #
-# En la era moderna no hay un resultado de `initialize` del que conocer a un servidor: el
-# cliente pregunta con `server/discover`. Escribe `discover_result(info, capabilities,
+# En la era moderna no hay un resultado de `initialize` que le diga al cliente cómo es el
+# servidor: el cliente pregunta con `server/discover`. Escribe `discover_result(info, capabilities,
 # instructions, ttl_ms, cache_scope)`, que devuelve el resultado completo tal como viaja por la
 # conexión:
 #
@@ -257,12 +257,12 @@ grading.check_request_era(request_era)
 #   aquí);
 # - `"capabilities"`: `capabilities`, tal cual;
 # - `"instructions"`: solo cuando `instructions` no es `None` (si no, omite la clave);
-# - las pistas de caché `"ttlMs": ttl_ms` y `"cacheScope": cache_scope`: cuánto tiempo, y para
+# - las indicaciones de caché `"ttlMs": ttl_ms` y `"cacheScope": cache_scope`: cuánto tiempo, y para
 #   quién (`"public"`: cualquier usuario de este cliente; `"private"`: solo este usuario), puede
 #   guardar un cliente el resultado antes de volver a preguntar;
 # - `"resultType": "complete"`, que lleva todo resultado moderno;
 # - `"_meta": {META_SERVER_INFO: info}`: quién respondió (los resultados modernos lo dicen en
-#   cada respuesta, porque ningún handshake lo dijo una vez).
+#   cada respuesta, porque ningún handshake lo dijo una sola vez).
 
 # %%
 def discover_result(info, capabilities, instructions, ttl_ms, cache_scope):
@@ -312,7 +312,7 @@ grading.check_discover_result(discover_result)
 #
 # Una herramienta que pregunta algo al usuario devuelve `input_required` con un
 # `requestState`; el cliente lo devuelve, sin cambios, junto con las respuestas. El servidor no
-# guarda nada entre medias, así que **el estado son datos en manos del cliente**: fírmalo, o un
+# guarda nada mientras tanto, así que **el estado son datos en manos del cliente**: fírmalo, o un
 # cliente podrá reescribir las respuestas que ya dio, mantener vivo un estado para siempre o
 # reenviarlo en otra solicitud. Escribe el formato de mcpkit (para que cualquier réplica que
 # ejecute `mcpkit.mrtr.StateSealer` con el mismo secreto pueda abrirlo):
@@ -321,11 +321,11 @@ grading.check_discover_result(discover_result)
 #   `{"v": STATE_VERSION, "f": request_fingerprint(method, params), "exp": int(now + ttl_s),
 #   "p": payload}`, codificado como JSON compacto con las claves ordenadas
 #   (`json.dumps(body, separators=(",", ":"), sort_keys=True).encode()`); el estado es
-#   `b64(cuerpo) + "." + b64(sign(secret, cuerpo))`.
-# - `open_state(secret, method, params, state, now)`: la carga, o `InvalidParams` cuando el
-#   estado está mal formado (no es una cadena, no tiene dos partes, no es base64, no es JSON),
-#   su MAC no coincide (compara con `hmac.compare_digest`: un `==` normal revela, por lo que
-#   tarda, cuánto de un intento era correcto), su huella no es la de esta solicitud o ha
+#   `b64(body) + "." + b64(sign(secret, body))`.
+# - `open_state(secret, method, params, state, now)`: la carga útil (payload), o `InvalidParams`
+#   cuando el estado está mal formado (no es una cadena, no tiene dos partes, no es base64, no
+#   es JSON), su MAC no coincide (compara con `hmac.compare_digest`: un `==` normal revela, por
+#   lo que tarda, cuánto de un intento era correcto), su huella no es la de esta solicitud o ha
 #   caducado (`exp < now`).
 #
 # `request_fingerprint` calcula un hash del método y de los params **sin** `_meta`,
@@ -421,7 +421,7 @@ grading.check_request_state(seal_state, open_state)
 # %%
 def next_step(sent, reply, attempt):
     ### BEGIN SOLUTION
-    modern = list(MODERN_VERSIONS[::-1])  # newest first
+    modern = list(MODERN_VERSIONS[::-1])  # [en] newest first  [es] la más reciente primero
 
     def legacy_or_fail(supported):
         if any(v in supported for v in SUPPORTED_VERSIONS if v not in MODERN_VERSIONS):

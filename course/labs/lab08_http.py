@@ -32,11 +32,11 @@
 # app and to mcpkit's `McpHttpApp` and compare what comes back.
 
 # %% [markdown] lang="es"
-# # Laboratorio 08 · Un frente HTTP para el servidor de notas
+# # Laboratorio 08 · Una capa HTTP delante del servidor de notas
 #
 # > **English:** [`labs/en/lab08_http.ipynb`](../en/lab08_http.ipynb)
 #
-# La lección 08 usó el `McpHttpApp` de mcpkit. Ahora escribes tu propio frente de HTTP con
+# La lección 08 usó el `McpHttpApp` de mcpkit. Ahora escribes tu propia capa de HTTP con
 # flujos, para la era moderna (2026-07-28, sin estado), como una aplicación ASGI normal:
 #
 # | parte | escribes | puntos |
@@ -180,7 +180,7 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 #    (`application/*`, `text/*`) or `*/*` (406).
 
 # %% [markdown] lang="es"
-# La celda de preparación te da ayudas pequeñas, para que el laboratorio trate de las
+# La celda de preparación te da funciones auxiliares pequeñas, para que el laboratorio trate de las
 # decisiones:
 #
 # - `host_name("127.0.0.1:8000")` es `"127.0.0.1"` (en minúsculas, sin puerto, `[::1]` sin sus
@@ -192,7 +192,7 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 #   minúsculas.
 # - `await answer(server, message)`: entrega un mensaje JSON-RPC a una conexión nueva de
 #   `server` (sin estado: una por solicitud) y devuelve todos los mensajes que envió el
-#   servidor, con la respuesta final al final; en un hilo, para que el bucle de eventos quede
+#   servidor, con la respuesta final en último lugar; en un hilo, para que el bucle de eventos quede
 #   libre.
 # - `await send_json(send, status, body, headers=())` y
 #   `await send_error(send, status, message, code=-32600, headers=())`.

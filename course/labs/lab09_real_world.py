@@ -43,7 +43,7 @@
 #
 # | parte | escribes | puntos |
 # | --- | --- | --- |
-# | 1 | `harness(command, script, timeout)`: un harness de JSON-RPC que maneja cualquier servidor stdio y anota lo que respondió, en una forma normal | 4 |
+# | 1 | `harness(command, script, timeout)`: un harness de JSON-RPC que controla cualquier servidor stdio y anota lo que respondió, en una forma normalizada | 4 |
 # | 2 | `notes_port()`: el servidor de notas sobre el `MCPServer` del SDK, como programa, compatible en la conexión con el de mcpkit | 4 |
 # | 3 | `reference_config(peers, folder)` y `through_host(host, folder, message)`: los servidores de referencia de npm bajo un host | 2 |
 #
@@ -67,7 +67,7 @@
 #
 # **Qué necesitas.** El SDK oficial (`mcp`, lo instala `./course.sh setup`) para la parte 2;
 # los servidores de referencia de npm para la parte 3. Si faltan, la celda de preparación lo
-# dice y da la única orden que los instala: `interop/install.sh`, desde la raíz del
+# dice y da el único comando que los instala: `interop/install.sh`, desde la raíz del
 # repositorio.
 
 # %% tags=["setup"]
@@ -149,7 +149,7 @@ def start(command):
 # `harness(command, script, timeout=2.0)` arranca `command` con `start(command)` de la celda
 # de preparación (devuelve el `Popen` y una cola que recibe cada línea de la salida del
 # servidor en bytes y, al final, `b""`), habla con él en una sesión stdio y devuelve una
-# **transcripción**: una lista de entradas `[tipo, destino, resultado]`, la misma para dos
+# **transcripción**: una lista de entradas `[kind, target, outcome]`, la misma para dos
 # servidores cualesquiera que se comporten igual en la conexión.
 #
 # 1. Envía `initialize` (id 1; los ids suben de uno en uno por solicitud) con params
@@ -161,22 +161,22 @@ def start(command):
 # | paso | solicitud | entrada |
 # | --- | --- | --- |
 # | `["list", kind]` (kind: `tools`, `resources`, `templates`, `prompts`) | `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`; sin params, y luego `{"cursor": c}` mientras el resultado traiga `nextCursor` | `["list", kind, elementos ordenados de todas las páginas]`: de una herramienta `[name, inputSchema.required ordenado, claves ordenadas de las anotaciones cuyo valor es true]`, de un recurso su `uri`, de una plantilla su `uriTemplate`, de un prompt su `name` |
-# | `["call", tool, arguments]` | `tools/call` | `["call", tool, resultado]` |
-# | `["read", uri]` | `resources/read` | `["read", uri, resultado]` |
-# | `["get", prompt, arguments]` | `prompts/get` | `["get", prompt, resultado]` |
-# | `["send", method, params]` | `method`, con params salvo que sean `None` | `["send", method, resultado]` |
+# | `["call", tool, arguments]` | `tools/call` | `["call", tool, outcome]` |
+# | `["read", uri]` | `resources/read` | `["read", uri, outcome]` |
+# | `["get", prompt, arguments]` | `prompts/get` | `["get", prompt, outcome]` |
+# | `["send", method, params]` | `method`, con params salvo que sean `None` | `["send", method, outcome]` |
 #
 # 3. Cierra la stdin del servidor, espera hasta `timeout` segundos a que termine (mátalo si no
 #    lo hace) y escribe `["end", None, {"exit": <su código de salida, o None si tuviste que matarlo>, "stray": <líneas que no eran un objeto JSON>}]`.
 #
-# El **resultado** de una respuesta: `{"error": código}` para una respuesta de error;
+# Lo que se anota de una respuesta (su **outcome**): `{"error": code}` para una respuesta de error;
 # `"no answer"` si no llegó ninguna en `timeout` segundos (10 s para `initialize`: el servidor
 # está arrancando); si no, para `call`, `{"isError": True}` cuando el resultado dice
 # `isError: true`, y si no `{"content": [...]}` con el `text` de cada bloque (o su `type`, si no
 # es de texto); para `read`, `{"contents": [[uri, mimeType, text], ...]}`; para `get`,
 # `{"messages": [[role, tipo de contenido, text], ...]}` (el texto de un bloque `resource` es el
 # `text` de su recurso); para `send`, `{"result": claves ordenadas del resultado}`. Una lista
-# que recibe un error o ninguna respuesta escribe ese resultado en lugar de los elementos.
+# que recibe un error o ninguna respuesta escribe ese outcome en lugar de los elementos.
 #
 # Mientras esperas una respuesta, salta cada mensaje con `"method"` (notificaciones y
 # solicitudes del propio servidor) y cada respuesta a otro id; cuenta las líneas que no se
@@ -337,10 +337,10 @@ def harness(command, script, timeout=2.0):
 # Try your harness on a few:
 
 # %% [markdown] lang="es"
-# `test_server(config)` es la orden del servidor de prueba del laboratorio, cuyas
+# `test_server(config)` es el comando del servidor de prueba del laboratorio, cuyas
 # peculiaridades eliges tú: las que tienen los interlocutores reales. Sus claves (todas
-# opcionales): `version` (la revisión con la que responde), `page` (lista tantos elementos por
-# página), `tools` (de entre `echo`, `add`, `fail`, `image`), `resources` (`{uri: texto}`),
+# opcionales): `version` (la revisión con la que responde), `page` (cuántos elementos devuelve
+# por página), `tools` (de entre `echo`, `add`, `fail`, `image`), `resources` (`{uri: texto}`),
 # `templates`, `prompts`, `unknown_tool` (`"protocol"`: error -32602, o `"result"`:
 # `isError`), `missing` (el código de error de un recurso que no tiene), `chatty` (una
 # notificación y una solicitud `ping` antes de cada respuesta), `stray` (una respuesta a un id
@@ -404,9 +404,9 @@ grading.check_harness(harness)
 # iniciales, ids `"1"`, `"2"`, `"3"` y siguientes; las mismas herramientas con los mismos
 # argumentos obligatorios e indicaciones (`readOnlyHint` en las dos que solo leen,
 # `destructiveHint` e `idempotentHint` en `notes_delete`); un resultado de lista como un solo
-# bloque de texto con su JSON (`json.dumps(valor, ensure_ascii=False)`); una herramienta que
+# bloque de texto con su JSON (`json.dumps(value, ensure_ascii=False)`); una herramienta que
 # falla como `isError`; leer una nota que falta como el error -32002 y un prompt para una como
-# -32602 (lanza `MCPError(código, mensaje)` de `mcp`: el SDK lo transmite tal cual). Ejecuta
+# -32602 (lanza `MCPError(code, message)` de `mcp`: el SDK lo transmite tal cual). Ejecuta
 # `python -m mcpkit serve mcpkit.examples.notes:server` y la comparación de la lección 09
 # para verlo.
 
@@ -527,7 +527,7 @@ for a, b in zip(mine, theirs):
 # un resultado marcado `isError`; las dos formas están en uso (la lección 09 cuenta qué
 # interlocutor usa cada una), así que un host debe manejar las dos. Un prompt desconocido
 # recibe del SDK 2.3.0 el código de error 0, un código que JSON-RPC no define: un host que
-# decide por el código no ve "ningún error conocido".
+# decide por el código se encuentra un código que no corresponde a ningún error conocido.
 
 # %% tags=["graded"] points=4
 grading.check_notes_port(notes_port)
@@ -564,7 +564,7 @@ grading.check_notes_port(notes_port)
 #   tu configuración (nombres de herramientas con el prefijo de su servidor,
 #   `everything__echo`), devuelve `[el texto que responde la herramienta echo de everything a
 #   message, el texto de folder + "/note.txt" leído con read_text_file de files]`. Llama a las
-#   herramientas con `host.call_tool(nombre, argumentos)`.
+#   herramientas con `host.call_tool(name, arguments)`.
 
 # %%
 def reference_config(peers, folder):

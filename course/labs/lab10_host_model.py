@@ -47,8 +47,8 @@
 #
 # | parte | escribes | puntos |
 # | --- | --- | --- |
-# | 1 | `api_names`, `anthropic_tools`, `openai_tools`: las herramientas en los dos formatos | 3 |
-# | 2 | `call_params`, `openai_call_params`, `tool_result` y `tool_message` | 3 |
+# | 1 | `api_names`, `anthropic_tools`, `openai_tools`: las herramientas en los dos formatos del modelo | 3 |
+# | 2 | `call_params`, `openai_call_params`, `tool_result` y `tool_message`: llamadas y resultados | 3 |
 # | 3 | `needs_confirmation` y `run_agent`: el bucle del agente y las comprobaciones del host | 4 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
@@ -72,7 +72,7 @@
 # Las comprobaciones comparan tus funciones con `mcpkit.toolformats` sobre listas de
 # herramientas, llamadas y resultados generados; la parte 3 ejecuta tu bucle y
 # `mcpkit.agent.run_agent` contra dos procesos servidor reales detrás de un `Host` real,
-# movidos por el mismo modelo guionizado sin conexión, y compara lo que vio el modelo, lo que se
+# dirigidos por el mismo modelo guionizado sin conexión, y compara lo que vio el modelo, lo que se
 # preguntó al usuario, lo que llegó a los servidores y el registro de auditoría.
 
 # %% tags=["setup"]
@@ -202,9 +202,9 @@ def api_names(names):
 
 # [en] Two helpers, to use or not: the tools a model may be offered (not those that must run
 # [en] as a task), and a tool's schema the way both APIs want it.
-# [es] Dos ayudas, para usarlas o no: las herramientas que se pueden ofrecer a un modelo (no
-# [es] las que deben ejecutarse como tarea) y el esquema de una herramienta como lo quieren
-# [es] las dos API.
+# [es] Dos funciones auxiliares, para usarlas o no: las herramientas que se pueden ofrecer a un
+# [es] modelo (no las que deben ejecutarse como tarea) y el esquema de una herramienta como lo
+# [es] quieren las dos API.
 def model_tools(tools):
     ### BEGIN SOLUTION
     return [t for t in tools if (t.get("execution") or {}).get("taskSupport") != "required"]
@@ -310,9 +310,9 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 # %%
 # [en] Helpers, to use or not: (params, error) for the API name and the arguments a model sent
 # [en] (for both formats), and the content blocks of a result as the rules above choose them.
-# [es] Ayudas, para usarlas o no: (params, error) para el nombre de la API y los argumentos que
-# [es] envió un modelo (para los dos formatos), y los bloques de contenido de un resultado tal
-# [es] como los eligen las reglas de arriba.
+# [es] Funciones auxiliares, para usarlas o no: (params, error) para el nombre de la API y los
+# [es] argumentos que envió un modelo (para los dos formatos), y los bloques de contenido de un
+# [es] resultado tal como los eligen las reglas de arriba.
 def to_mcp_params(name, arguments, names):
     ### BEGIN SOLUTION
     to_mcp = {api: mcp for mcp, api in names.items()}
@@ -446,7 +446,7 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 # especificación son pesimistas: una herramienta que no dice nada puede ser destructiva).
 #
 # Después, `run_agent(host, model, task, allow, confirm, max_turns=6)`, que devuelve
-# `(messages, audit)`. `host` tiene `tools()` (las herramientas MCP combinadas) y
+# `(messages, audit)`. `host` tiene `tools()` (las herramientas MCP fusionadas) y
 # `call_tool(name, arguments)`; `model(messages, tools)` recibe la conversación y las
 # herramientas en el formato de Anthropic y devuelve un mensaje del asistente
 # `{"role": "assistant", "content": [bloques]}`. Empieza con `messages = [{"role": "user",

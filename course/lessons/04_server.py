@@ -100,7 +100,7 @@ notes.reset()
 # flowchart LR
 #     T[transporte: stdio, HTTP o este cuaderno]
 #     C[Connection: handshake, era, suscripciones]
-#     T -- "receive(mensaje)" --> C
+#     T -- "receive(message)" --> C
 #     C --> D[Dispatcher: del método al manejador]
 #     D --> H[manejador: tools/call, resources/read...]
 #     H --> F[tu función]

@@ -96,7 +96,7 @@ grading.set_language("en")
 # flowchart LR
 #     I[stdin: leer hasta 64 KiB] --> D[NdjsonDecoder.feed]
 #     D --> R[connection.receive]
-#     R --> S["send(mensaje): encode_ndjson, escribir en stdout"]
+#     R --> S["send(message): encode_ndjson, escribir en stdout"]
 #     I -- "b'' (fin de la entrada)" --> X[cerrar la conexión y volver]
 # ```
 #
@@ -538,7 +538,7 @@ for line in done.stdout.splitlines(keepends=True):
 #
 # El cliente de la lección 05 lanza el servidor de notas como subproceso. Para ver su tráfico
 # no cambiamos el cliente: ponemos un **intermediario (relay)** entre los dos.
-# `wiretap.command(log, command)` envuelve la orden del servidor en
+# `wiretap.command(log, command)` envuelve el comando del servidor en
 # `python -m mcpkit.wiretap LOG -- ...`, un pequeño proceso que deja pasar cada línea sin
 # tocarla y la escribe en `LOG`, con el momento en que pasó.
 

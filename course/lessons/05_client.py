@@ -32,9 +32,9 @@
 # > **English:** [`notebooks/en/05_client.ipynb`](../en/05_client.ipynb)
 #
 # La lección 04 terminó con un servidor en un subproceso y los bytes de una sesión. Ahora nos
-# sentamos en el otro extremo de la tubería. Un cliente tiene una sesión con un servidor:
-# arranca el proceso, acuerda una revisión, envía solicitudes y empareja cada respuesta con
-# quien la pidió, mientras el servidor habla cuando quiere. En esta lección vas a:
+# sentamos en el otro extremo de la tubería. Un cliente tiene una única sesión con un único
+# servidor: arranca el proceso, acuerda una revisión, envía solicitudes y empareja cada
+# respuesta con quien la pidió, mientras el servidor habla cuando quiere. En esta lección vas a:
 #
 # 1. arrancar un servidor como **proceso hijo** y ver por qué hay que vaciar su error estándar;
 # 2. hacer a mano el **sondeo de la era** (`server/discover`) y el **handshake (negociación
@@ -42,8 +42,8 @@
 # 3. construir el núcleo de una sesión: **ids de solicitud, una tabla de pendientes, un hilo
 #    lector y un future (resultado futuro) por solicitud**;
 # 4. ver llegar **notificaciones** entre respuestas y cometer el error clásico de bloquear al
-#    lector (se queda colgado; un tiempo límite lo muestra) para luego corregirlo;
-# 5. abandonar una solicitud lenta con un **tiempo de espera agotado (timeout)** que envía
+#    lector (se queda colgado; un tiempo de espera acotado lo muestra) para luego corregirlo;
+# 5. abandonar una solicitud lenta con un **tiempo de espera (timeout)** que envía
 #    `notifications/cancelled`;
 # 6. seguir el **progreso** de una llamada y responder a las solicitudes del propio servidor
 #    (muestreo, solicitud de datos al usuario) mediante **callbacks**;
@@ -79,10 +79,13 @@ from mcpkit.transports.process import ServerProcess, describe_exit
 
 NOTES = [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"]
 EVERYTHING = [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.everything:server"]
-TEST_SERVER = grading.lab05_server_command()  # lab 05's misbehaving server, stdlib only
+# [en] Lab 05's misbehaving test server (standard library only).
+# [es] El servidor de prueba del laboratorio 05, que se porta mal (solo biblioteca estándar).
+TEST_SERVER = grading.lab05_server_command()
+grading.set_language("en")  # [en] the cells' own sentences  [es] las frases de las celdas
 # [en] mcpkit logs a server's exit from its reader thread; here the cells print what matters.
-# [es] mcpkit registra la salida de un servidor desde su hilo lector; aquí las celdas imprimen
-# [es] lo que importa.
+# [es] mcpkit registra desde su hilo lector cuándo termina un servidor; aquí las celdas
+# [es] imprimen lo que importa.
 logging.getLogger("mcpkit").setLevel(logging.ERROR)
 
 
@@ -136,7 +139,8 @@ def first_line(process, seconds):
     reader = threading.Thread(target=lambda: box.append(process.stdout.readline()), daemon=True)
     reader.start()
     reader.join(seconds)
-    return box[0] if box else "(nothing: the child is stuck writing to stderr)"
+    return box[0] if box else grading._("(nothing: the child is stuck writing to stderr)",
+                                        "(nada: el hijo está bloqueado escribiendo en stderr)")
 
 
 chatty = spawn([sys.executable, "-c", CHATTY])
@@ -218,9 +222,9 @@ print(chatty.returncode, tail)
 # cómo averiguarlo: envía primero `server/discover`. Un servidor moderno responde con sus
 # versiones y capacidades, y no hay más handshake; el sondeo, como cada solicitud posterior,
 # lleva la versión, las capacidades y el nombre del cliente en `params._meta` (lección 07). Un
-# servidor heredado responde "método no encontrado" (o nada, dentro de un tiempo límite), y el
-# cliente recurre al handshake heredado: `initialize`, su resultado y luego la notificación
-# `notifications/initialized`.
+# servidor heredado responde "método no encontrado" (o nada, antes de que se agote el tiempo de
+# espera), y el cliente recurre al handshake heredado: `initialize`, su resultado y luego la
+# notificación `notifications/initialized`.
 #
 # ```mermaid
 # sequenceDiagram
@@ -230,7 +234,7 @@ print(chatty.returncode, tail)
 #     alt servidor moderno
 #         S-->>C: resultado: supportedVersions, capabilities
 #     else servidor heredado
-#         S-->>C: error -32601 (o silencio hasta el tiempo límite del sondeo)
+#         S-->>C: error -32601 (o silencio hasta que se agota el tiempo de espera del sondeo)
 #         C->>S: initialize (id 2): protocolVersion, capabilities, clientInfo
 #         S-->>C: resultado: protocolVersion, capabilities, serverInfo
 #         C->>S: notifications/initialized
@@ -317,11 +321,11 @@ with Client(NOTES) as modern, Client(NOTES, version="2025-11-25") as legacy:
 # herramientas") o solicitudes propias. Así que un cliente:
 #
 # - le da a cada solicitud un **id** nuevo (un contador: nunca se reutiliza en una sesión);
-# - mantiene una **tabla de pendientes**, id -> un **future**, un objeto que espera quien
-#   llama y que completa otro (`concurrent.futures.Future`: `result(timeout)` espera,
+# - mantiene una **tabla de pendientes**, id -> un **future**, un objeto por el que espera
+#   quien llama y que completa otro hilo (`concurrent.futures.Future`: `result(timeout)` espera,
 #   `set_result` y `set_exception` lo completan);
 # - ejecuta **un hilo lector** que lee `stdout` todo el tiempo: una respuesta saca su future
-#   de la tabla y lo completa; una notificación va a una cola; nada más lo bloquea.
+#   de la tabla y lo completa; una notificación va a una cola; y nada más puede bloquearlo.
 #
 # El future entra en la tabla *antes* de escribir la solicitud: un servidor rápido puede
 # responder antes de que vuelva la llamada de escritura. Esta es la idea completa en unas
@@ -369,7 +373,8 @@ class TinySession:
                 else:
                     future.set_result(message["result"])
         for future in list(self.pending.values()):
-            future.set_exception(EOFError("the server's output ended"))
+            future.set_exception(EOFError(grading._("the server's output ended",
+                                                    "terminó la salida del servidor")))
         self.pending.clear()
 
     def close(self):
@@ -393,9 +398,9 @@ print(tiny.notifications)
 
 # %% [markdown] lang="es"
 # Llegaron tres notificaciones antes de la respuesta, y el lector puso cada una en su sitio.
-# Ahora, tres solicitudes desde tres hilos, que el servidor de prueba responde **de la más
-# nueva a la más vieja** (`hold` y luego `release`): cada llamador sigue recibiendo su propia
-# respuesta, porque lo que dice de quién es cada una es el id, no el orden.
+# Ahora, tres solicitudes desde tres hilos, que el servidor de prueba responde **empezando
+# por la más reciente** (`hold` y luego `release`): cada hilo que llama sigue recibiendo su
+# propia respuesta, porque es el id, no el orden, lo que indica de quién es cada una.
 
 # %%
 answers = {}
@@ -431,8 +436,8 @@ print(sorted(tiny.pending))
 # nadie que lea esa respuesta: la sesión se detiene. La forma fácil de llegar ahí es un
 # manejador de notificaciones que hace una solicitud, por ejemplo "cambió un recurso, vuelve a
 # leerlo", en el propio hilo del lector. La notificación queda atendida pero bloqueada, y la
-# respuesta se queda en la tubería. Los tiempos límite convierten el cuelgue en un error que se
-# ve:
+# respuesta se queda en la tubería. Los tiempos de espera acotados convierten el cuelgue en un
+# error que se ve:
 
 # %%
 seen_by_handler = []
@@ -442,7 +447,8 @@ def reread(message):
     try:
         seen_by_handler.append(stuck.request("echo", {"reread": True}, timeout=0.5))
     except TimeoutError:
-        seen_by_handler.append("TimeoutError: the reader was waiting for itself")
+        seen_by_handler.append(grading._("TimeoutError: the reader was waiting for itself",
+                                         "TimeoutError: el lector se esperaba a sí mismo"))
 
 
 stuck = TinySession(spawn(TEST_SERVER), on_notification=reread)
@@ -461,13 +467,13 @@ stuck.close()
 # and `_dispatch_loop`, so a callback may call the server:
 
 # %% [markdown] lang="es"
-# La solicitud del manejador agotó su tiempo, aunque su respuesta estuvo todo el tiempo en la
-# tubería, justo detrás del lector que la esperaba; y la llamada que trajo la notificación se
-# retrasó lo mismo. Sin tiempo límite, las dos esperarían para siempre. La solución es que el
-# lector siga leyendo: entrega las notificaciones a *otro* hilo (un despachador,
-# alimentado por una cola), y los callbacks se ejecutan allí. `mcpkit.Client` tiene
-# exactamente esos dos hilos, `_read_loop` y `_dispatch_loop`, así que un callback puede
-# llamar al servidor:
+# A la solicitud del manejador se le agotó el tiempo de espera, aunque su respuesta estuvo todo
+# el tiempo en la tubería, justo detrás del lector que la esperaba; y la llamada que trajo la
+# notificación se retrasó lo mismo. Sin tiempo de espera, las dos esperarían para siempre. La
+# solución es que el lector siga leyendo: entrega las notificaciones a *otro* hilo (un
+# despachador, alimentado por una cola), y los callbacks se ejecutan allí. `mcpkit.Client` tiene
+# exactamente esos dos hilos, `_read_loop` y `_dispatch_loop`, así que un callback puede llamar
+# al servidor:
 
 # %%
 handlers = []
@@ -507,18 +513,19 @@ stuck.close()
 # drop:
 
 # %% [markdown] lang="es"
-# ## 5. Los tiempos agotados cancelan
+# ## 5. Agotar el tiempo de espera cancela la solicitud
 #
-# Una solicitud que nadie responde no debe esperar para siempre. Cuando se agota su tiempo, el
-# cliente saca el id de la tabla de pendientes (una respuesta tardía ya no es de nadie y se
-# descarta) y se lo dice al servidor con una notificación, para que deje de trabajar en ella:
+# Una solicitud que nadie responde no debe esperar para siempre. Cuando se agota su tiempo de
+# espera, el cliente saca el id de la tabla de pendientes (una respuesta tardía ya no es de
+# nadie y se descarta) y se lo dice al servidor con una notificación, para que deje de trabajar
+# en ella:
 #
 # ```mermaid
 # sequenceDiagram
 #     participant C as cliente
 #     participant S as servidor
 #     C->>S: tools/call (id 7)
-#     Note over C: tiempo agotado: el id 7 sale de la tabla de pendientes
+#     Note over C: se agota el tiempo de espera: el id 7 sale de la tabla de pendientes
 #     C->>S: notifications/cancelled {requestId: 7, reason}
 #     S--xC: (si llega un resultado tardío para el 7, se descarta)
 # ```
@@ -665,7 +672,7 @@ for name, command in (("notes", NOTES), ("stubborn", [sys.executable, "-c", STUB
 #
 # ## 8. Un servidor muere en mitad de la sesión
 #
-# Una sesión también puede terminar por el otro lado: el servidor tiene una caída, o alguien lo
+# Una sesión también puede terminar por el otro lado: el servidor se cae, o alguien lo
 # mata. El hilo lector ve el final de `stdout` (EOF) y es quien se entera. Marca la sesión como
 # muerta y hace fallar **todas las solicitudes pendientes a la vez**, en lugar de dejar que
 # cada una espere a que se agote su tiempo. Hay tres solicitudes esperando cuando le enviamos
@@ -700,7 +707,7 @@ tiny.close()
 # every later call raises `ConnectionClosed` at once.
 
 # %% [markdown] lang="es"
-# Las tres fallaron juntas, mucho antes de sus tiempos límite de diez segundos.
+# Las tres fallaron juntas, mucho antes de que se agotaran sus diez segundos de tiempo de espera.
 # `mcpkit.Client` hace lo mismo y recuerda por qué: `alive` pasa a falso, `closed_error` dice
 # cómo terminó el servidor y cada llamada posterior lanza `ConnectionClosed` en el acto.
 
@@ -732,11 +739,11 @@ notes_client.close()
 # ## 9. Una sesión completa, y sus bytes como prueba
 #
 # Un script de cliente en pocas líneas: arranca el servidor de notas, lista sus herramientas,
-# llama a dos, imprime y termina. Para guardar el flujo de bytes literal ponemos un intermediario (relay) entre
-# el cliente y el servidor: `python -m mcpkit.shell --relay LOG -- COMANDO` arranca el
-# servidor, deja pasar los dos flujos sin tocarlos y escribe en `LOG` cada línea que pasa, con
-# `>` del cliente al servidor y `<` del servidor al cliente. (`mcpkit trace` hace lo mismo desde
-# una terminal.)
+# llama a dos, imprime y termina. Para guardar el flujo de bytes literal ponemos un
+# intermediario (relay) entre el cliente y el servidor:
+# `python -m mcpkit.shell --relay LOG -- COMANDO` arranca el servidor, deja pasar los dos flujos
+# sin tocarlos y escribe en `LOG` cada línea que pasa, con `>` del cliente al servidor y `<` del
+# servidor al cliente. (`mcpkit trace` hace lo mismo desde una terminal.)
 
 # %%
 folder = tempfile.TemporaryDirectory()
@@ -778,14 +785,15 @@ folder.cleanup()
 #
 # ## 10. Hilos en un cuaderno, asyncio donde encaja
 #
-# `mcpkit.Client` es bloqueante: una llamada vuelve cuando está su respuesta. Espera con hilos
-# (el lector, el despachador, un future por solicitud) en lugar de con un bucle de eventos, por
-# una razón que aquí importa: un kernel de Jupyter ya ejecuta un bucle de asyncio, así que el
-# código que llama a `asyncio.run()` dentro de una celda falla (`cannot be called from a
-# running event loop`). Los hilos funcionan igual en una celda, en un script y en una prueba.
+# `mcpkit.Client` es bloqueante: una llamada no retorna hasta que llega su respuesta. Espera con
+# hilos (el lector, el despachador, un future por solicitud) en lugar de con un bucle de
+# eventos, por una razón que aquí importa: un kernel de Jupyter ya ejecuta un bucle de asyncio,
+# así que el código que llama a `asyncio.run()` dentro de una celda falla (`cannot be called
+# from a running event loop`). Los hilos funcionan igual en una celda, en un script y en una
+# prueba.
 #
 # Cuando el resto de tu programa es asyncio (un servidor web, un agente que habla con muchos
-# servidores a la vez), `mcpkit.aclient.AsyncClient` maneja exactamente la misma
+# servidores a la vez), `mcpkit.aclient.AsyncClient` usa exactamente la misma
 # `ClientSession` con `await`; en un cuaderno, el `await` de nivel superior se ejecuta en el
 # bucle del kernel:
 
@@ -829,8 +837,8 @@ async with AsyncClient(NOTES) as async_client:
 #   de cada escritura y un hilo lector que los resuelve y encola las notificaciones. El orden
 #   no significa nada; el id dice de quién es cada respuesta.
 # - Nunca bloquees al lector: los callbacks se ejecutan en otro hilo.
-# - Un tiempo agotado quita el id y envía `notifications/cancelled`; una respuesta tardía se
-#   descarta.
+# - Al agotarse el tiempo de espera, se quita el id y se envía `notifications/cancelled`; una
+#   respuesta tardía se descarta.
 # - El progreso llega como notificaciones con el token de la solicitud; las solicitudes
 #   propias de un servidor heredado (muestreo, solicitud de datos al usuario, raíces) se
 #   responden con callbacks.
@@ -840,5 +848,5 @@ async with AsyncClient(NOTES) as async_client:
 #   asyncio, sobre la misma sesión sin E/S.
 #
 # **Laboratorio 05** (`labs/es/lab05_client.ipynb`): escribe el núcleo de solicitudes y
-# respuestas de una sesión, calificado contra servidores reales que se portan mal. Después, la
+# respuestas de una sesión, calificado con servidores reales que se portan mal. Después, la
 # **lección 06** (`06_many_servers.ipynb`): un host con muchos servidores.

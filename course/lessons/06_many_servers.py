@@ -44,11 +44,11 @@
 #    renombra la herramienta de otro servidor;
 # 6. matar un servidor una y otra vez y ver cómo el host lo devuelve con un **retroceso
 #    (backoff) exponencial** (con un tope de 30 s y variación aleatoria) y **avisa al usuario**
-#    tras tres fallos seguidos;
+#    tras tres fallos consecutivos;
 # 7. elegir entre reiniciar en silencio y mostrar el fallo;
 # 8. verlo todo en el **panel del host**;
-# 9. arrancar **100 servidores reales** y medir lo que cuestan: tiempo, memoria, herramientas y
-#    una búsqueda en la tabla de enrutamiento;
+# 9. arrancar **100 servidores reales** y medir lo que cuestan: tiempo real transcurrido,
+#    memoria, herramientas y una búsqueda en la tabla de enrutamiento;
 # 10. responder, con esas cifras, qué necesita un host de 100 servidores en lugar de un dict
 #     simple.
 #
@@ -176,12 +176,12 @@ def entry(script):
 # ## 1. La configuración que leen todos los hosts
 #
 # Los hosts coinciden en la forma de una lista de servidores, aunque no en el archivo donde
-# vive. Claude Desktop lee `claude_desktop_config.json` y Cursor `.cursor/mcp.json`, los dos
+# se guarda. Claude Desktop lee `claude_desktop_config.json` y Cursor `.cursor/mcp.json`, los dos
 # con un objeto `mcpServers`: una entrada por servidor, con su nombre como clave, el programa
 # que hay que ejecutar (`command`), sus `args` y el entorno que necesita (`env`, a menudo una
-# clave de API). El `.vscode/mcp.json` de VS Code dice `servers` y añade un `type`; una entrada
-# con una `url` es un servidor al que se llega por HTTP con flujos (streamable HTTP, lección
-# 08) en lugar de un proceso hijo.
+# clave de API). El `.vscode/mcp.json` de VS Code usa la clave `servers` y añade un `type`; una
+# entrada con una `url` es un servidor al que se llega por HTTP con flujos (streamable HTTP,
+# lección 08) en lugar de un proceso hijo.
 #
 # ```json
 # {
@@ -240,7 +240,7 @@ except ConfigError as exc:
 # `tools/list`, `prompts/list`, `resources/list`. Uno tras otro, diez servidores cuestan diez
 # veces eso, y uno que se cuelga retiene a todos los demás. `Host.start()` arranca cada
 # servidor en un hilo propio y los espera a todos juntos, como mucho `timeout` segundos. Un
-# servidor que para entonces aún no está arriba sigue intentándolo en segundo plano; los demás
+# servidor que para entonces aún no está listo sigue intentándolo en segundo plano; los demás
 # ya se pueden usar.
 #
 # Aquí un tercer servidor es un programa que nunca responde:
@@ -254,7 +254,9 @@ config = {"mcpServers": {
 started = time.monotonic()
 host = Host(config).start(timeout=1.5)
 waited = time.monotonic() - started
-host.wait_ready(["files", "web"], timeout=10)  # on a busy machine they may need a moment more
+# [en] On a busy machine they may need a moment more.
+# [es] En una máquina ocupada puede que necesiten un momento más.
+host.wait_ready(["files", "web"], timeout=10)
 print({name: status.state for name, status in host.status().items()
        if name != "stuck"}, host.status()["stuck"].state in ("starting", "restarting"))
 print(waited < 5)
@@ -295,20 +297,20 @@ host.close()
 #
 # Tanto `files` como (pronto) `web` ofrecen una herramienta llamada `search`. El modelo recibe
 # una sola lista y responde con un solo nombre, así que el host debe hacer únicos todos los
-# nombres, y no hay una única manera correcta. El material de partida de este curso describe
+# nombres, y no hay una única manera correcta. El material de origen de este curso describe
 # tres respuestas que dan los hosts:
 #
-# | política | lo que ve el modelo | quién la usa, según el material de partida | el precio |
+# | política | lo que ve el modelo | quién la usa, según el material de origen | el precio |
 # | --- | --- | --- | --- |
 # | **prefijo por servidor** | `files__search`, `web__search` | Claude Desktop, VS Code | nombres más largos; cada nombre lleva su servidor |
-# | **gana el primero** (o, peor, gana el último) | una sola `search`; la otra queda oculta | una sobrescritura silenciosa | el modelo nunca se entera de que existe la segunda; si gana el *último*, instalar un servidor cambia lo que hace un nombre que ya existía (suplantación de herramientas) |
-# | **rechazo** | nada, hasta que el usuario renombre | Cursor | segura y explícita, pero una pareja mala bloquea el arranque |
+# | **gana el primero** (o, peor, gana el último) | una sola `search`; la otra queda oculta | una sobrescritura silenciosa | el modelo nunca se entera de que existe la segunda; si gana el *último*, instalar un servidor cambia lo que hace un nombre que ya existía (suplantación de herramientas, *tool shadowing*) |
+# | **rechazo** | nada, hasta que el usuario renombre | Cursor | segura y explícita, pero basta un par de nombres en conflicto para bloquear el arranque |
 #
-# Los hosts cambian de una versión a otra, así que comprueba el tuyo; los compromisos no
-# cambian. mcpkit ofrece todas, más la que usa por defecto, **prefijo en caso de colisión**:
-# nombres simples hasta que dos servidores comparten uno, y entonces los dos llevan su prefijo.
-# Nombres cortos en el caso común, nunca ambigüedad, y un nombre nunca depende de qué servidor
-# arrancó antes.
+# Los hosts cambian de una versión a otra, así que comprueba el tuyo; las ventajas e
+# inconvenientes no cambian. mcpkit ofrece todas, más la que usa por defecto, **prefijo en caso
+# de colisión**: nombres simples hasta que dos servidores comparten uno, y entonces los dos
+# llevan su prefijo. Nombres cortos en el caso común, ninguna ambigüedad, y un nombre nunca
+# depende de qué servidor arrancó antes.
 #
 # `merge_namespace(sources, policy=...)` es toda la decisión, sin E/S. Su entrada es
 # `[(servidor, herramientas)]` en el orden de la configuración; devuelve las herramientas
@@ -445,9 +447,10 @@ except UnknownName as exc:
 #
 # Las herramientas de un servidor pueden cambiar mientras se ejecuta. Entonces envía
 # `notifications/tools/list_changed`; el cliente vuelve a pedir `tools/list`, y el host **vuelve
-# a fusionarlo todo, desde cero**, en el orden de la configuración, y sustituye la vista nueva
-# entera (una llamada en curso nunca ve media fusión). Desde cero, porque la herramienta nueva
-# de un servidor puede renombrar la de otro. Pídele a `web` que se dé una `search` propia:
+# a fusionarlo todo, desde cero**, en el orden de la configuración, y la sustituye, de una vez,
+# por la vista nueva (una llamada en curso nunca ve media fusión). Desde cero, porque la
+# herramienta nueva de un servidor puede renombrar la de otro. Pídele a `web` que añada una
+# `search` propia:
 
 # %%
 print(host.call_tool("enable_search")["content"][0]["text"])
@@ -497,16 +500,16 @@ except UnknownName as exc:
 # alguien. El cliente ve el final de stdout (lección 05); el supervisor del host lo vuelve a
 # arrancar, pero no en el acto ni a ritmo fijo:
 #
-# - la espera crece con cada fallo **seguido**: `base * factor ** (n - 1)`, o sea 0.5 s, 1 s,
+# - la espera crece con cada fallo **consecutivo**: `base * factor ** (n - 1)`, o sea 0.5 s, 1 s,
 #   2 s, 4 s... Un servidor que se cae al arrancar no se reinicia mil veces por segundo;
 # - tiene un **tope** (30 s por defecto): un servidor que estuvo caído una hora vuelve menos de
 #   medio minuto después de arreglarse;
 # - lleva **variación aleatoria** (jitter, ±20 %): diez servidores que murieron juntos (su
 #   máquina despertó, falló una dependencia común) no vuelven todos en el mismo instante;
-# - tras **tres fallos seguidos** se avisa al usuario, una vez: reintentar en silencio está
+# - tras **tres fallos consecutivos** se avisa al usuario, una vez: reintentar en silencio está
 #   bien para un tropiezo, mal para un servidor que no quiere arrancar;
-# - un servidor que aguantó un rato arriba (`stable_after`, 10 s) empieza una racha nueva. Un
-#   arranque con éxito por sí solo no prueba nada: el servidor puede volver a caerse en el
+# - un servidor que aguantó un rato en marcha (`stable_after`, 10 s) empieza una racha nueva.
+#   Un arranque correcto por sí solo no prueba nada: el servidor puede volver a caerse en el
 #   acto.
 #
 # Las esperas, calculadas (aquí nada duerme 30 s):
@@ -552,7 +555,7 @@ for n in (1, 3, 7, 10):
 # %% [markdown] lang="es"
 # Exactamente 30 s a partir del séptimo fallo, antes de la variación; con ella, de 0.4 a 0.6 s
 # en el primero, de 1.6 a 2.4 s en el tercero y de 24 a 30 s en el tope: la variación sigue
-# repartiendo las esperas topadas, solo hacia abajo.
+# repartiendo las esperas que ya están en el tope, solo hacia abajo.
 #
 # Un reinicio, tal como lo hace el host:
 #
@@ -568,15 +571,15 @@ for n in (1, 3, 7, 10):
 #     H->>H: failures = 2: espera 1 s ± 20 %
 #     H->>S: arrancar otra vez
 #     S--xH: muere otra vez
-#     H-->>U: aviso: 3 fallos seguidos
+#     H-->>U: aviso: 3 fallos consecutivos
 #     H->>H: failures = 3: espera 2 s ± 20 %
 #     H->>S: arrancar otra vez
 #     S-->>H: listo
 # ```
 #
-# Ahora de verdad. El host de la sección 4 tiene un retroceso corto (desde 0.05 s, doblando,
+# Ahora de verdad. El host de la sección 4 tiene un retroceso corto (desde 0.05 s, duplicándose,
 # con tope de 0.4 s y sin variación, para que las esperas que anuncia sean las mismas en cada
-# ejecución) y `stable_after=60`, así que cada muerte de abajo continúa la racha. Mata a
+# ejecución) y `stable_after=60`, así que cada muerte que provocamos abajo alarga la racha. Mata a
 # `files` cuatro veces, esperando cada vez a que vuelva:
 
 # %%
@@ -588,7 +591,9 @@ def kill_and_wait(name):
     pid, before = host.status()[name].pid, readies(name)
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # back, and its "ready" event delivered
+    # [en] Back, and its "ready" event delivered.
+    # [es] De vuelta, y con su evento "ready" ya entregado.
+    while time.monotonic() < deadline:
         if readies(name) > before and host.status()[name].pid not in (None, pid):
             return True
         time.sleep(0.01)
@@ -689,7 +694,7 @@ host.close()
 # %% [markdown] lang="es"
 # ## 9. Cien servidores, medidos
 #
-# Hay quien usa hosts con decenas de servidores. ¿Qué cuesta? Arranca 100 servidores reales
+# Hay quien usa hosts con decenas de servidores. ¿Cuánto cuesta? Arranca 100 servidores reales
 # (el servidor de notas de la lección 04, con 4 herramientas cada uno) bajo un host y mide: el
 # tiempo hasta que todos están listos, su memoria, el tamaño del espacio de nombres
 # fusionado, una búsqueda en la tabla de enrutamiento y una llamada real. Las cifras son de tu
@@ -895,9 +900,9 @@ folder.cleanup()
 #   servidor nunca ve el prefijo. `list_changed` significa volver a fusionarlo todo, lo que
 #   puede renombrar las herramientas de otro servidor.
 # - Un servidor muerto vuelve tras `base * factor ** (n - 1)` segundos, con tope (30 s) y
-#   variación aleatoria; tras tres fallos seguidos se avisa al usuario, una vez; un rato
-#   estable reinicia la cuenta. Reinicia los servidores de solo lectura; muestra el fallo de
-#   los que tienen estado.
+#   variación aleatoria; tras tres fallos consecutivos se avisa al usuario, una vez; un
+#   periodo estable pone la cuenta a cero. Reinicia los servidores de solo lectura; muestra el
+#   fallo de los que tienen estado.
 # - 100 servidores: segundos para arrancar, unos 2 GB, 400 nombres, enrutamiento en unas
 #   decenas de nanosegundos. El dict se queda; añade un índice por servidor (o un trie) para
 #   las preguntas por prefijo, cuenta las herramientas por servidor y filtra lo que llega al

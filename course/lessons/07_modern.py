@@ -35,9 +35,10 @@
 #    bytes;
 # 2. leer lo que lleva una solicitud moderna en `params._meta` y cómo decide un servidor de las
 #    dos eras la **era** de cada solicitud (y qué error responde cuando no puede);
-# 3. preguntar `server/discover` y leer `resultType` y las **pistas de caché** `ttlMs` y
+# 3. preguntar `server/discover` y leer `resultType` y las **indicaciones de caché** `ttlMs` y
 #    `cacheScope`;
-# 4. ver cómo un cliente real **sondea** un servidor moderno y uno heredado, y vuelve atrás;
+# 4. ver cómo un cliente real **sondea** un servidor moderno y uno heredado, y recurre a la era
+#    heredada;
 # 5. ver cómo se rechaza con -32021 una capacidad del cliente que falta;
 # 6. seguir una **solicitud de múltiples idas y vueltas (MRTR)**: una herramienta le pregunta
 #    algo al usuario, el resultado es `input_required`, el cliente responde y reintenta con un
@@ -60,12 +61,13 @@ import sys
 import tempfile
 import textwrap
 
-from mcpkit import Server, framing, jsonrpc, mrtr, versions
+from mcpkit import Server, framing, grading, jsonrpc, mrtr, versions
 from mcpkit.client import Client
 from mcpkit.context import Context
 from mcpkit.examples import notes
 
 NOTES = [sys.executable, "-m", "mcpkit", "serve", "mcpkit.examples.notes:server"]
+grading.set_language("en")  # [en] the cells' own sentences  [es] las frases de las celdas
 META = {versions.META_PROTOCOL_VERSION: "2026-07-28",
         versions.META_CLIENT_CAPABILITIES: {}}
 
@@ -110,11 +112,11 @@ notes.reset()
 # %% [markdown] lang="es"
 # ## 1. El mismo trabajo en las dos eras
 #
-# Aquí tienes un trabajo pequeño, *buscar "mcp" en las notas*, hecho dos veces contra el
+# Aquí tienes un trabajo pequeño, *buscar "mcp" en las notas*, hecho dos veces con el
 # servidor de notas real, cada vez en un proceso nuevo iniciado con `python -m mcpkit serve`.
 # La primera conversación es heredada (revisión 2025-11-25): un handshake y después la llamada.
-# La segunda es moderna (2026-07-28): solo la llamada, que lleva en `params._meta` lo que el
-# handshake decía una vez.
+# La segunda es moderna (2026-07-28): solo la llamada, que lleva en `params._meta` lo que antes
+# se decía una sola vez en el handshake.
 
 # %%
 SEARCH = {"name": "notes_search", "arguments": {"query": "mcp"}}
@@ -136,12 +138,15 @@ show_trace(modern_sent, modern_received)
 # %%
 legacy_result = json.loads(legacy_received[-1])["result"]
 modern_result = json.loads(modern_received[-1])["result"]
-print("bytes sent:    ", sum(map(len, legacy_sent)), "legacy,", sum(map(len, modern_sent)),
-      "modern")
-print("messages:      ", len(legacy_sent) + len(legacy_received), "legacy,",
-      len(modern_sent) + len(modern_received), "modern")
-print("same content:  ", legacy_result["content"] == modern_result["content"])
-print("only in modern:", sorted(set(modern_result) - set(legacy_result)))
+legacy, modern = grading._("legacy", "heredada"), grading._("modern", "moderna")
+print(grading._("bytes sent:    ", "bytes enviados: "), sum(map(len, legacy_sent)), f"{legacy},",
+      sum(map(len, modern_sent)), modern)
+print(grading._("messages:      ", "mensajes:       "), len(legacy_sent) + len(legacy_received),
+      f"{legacy},", len(modern_sent) + len(modern_received), modern)
+print(grading._("same content:  ", "mismo contenido:"),
+      legacy_result["content"] == modern_result["content"])
+print(grading._("only in modern:", "solo en moderna:"),
+      sorted(set(modern_result) - set(legacy_result)))
 
 # %% [markdown] lang="en"
 # The tool's answer is the same. What differs is everything around it:
@@ -162,7 +167,7 @@ print("only in modern:", sorted(set(modern_result) - set(legacy_result)))
 #
 # - **Sin handshake.** La solicitud moderna dice su revisión, quién es el cliente y qué puede
 #   hacer en `params._meta`, con claves llamadas `io.modelcontextprotocol/...` (las constantes
-#   `META_*` de `mcpkit/versions.py`). La conexión heredada lo dijo una vez, en `initialize`, y
+#   `META_*` de `mcpkit/versions.py`). La conexión heredada lo dijo una sola vez, en `initialize`, y
 #   el servidor tuvo que *recordarlo* durante el resto de la conexión.
 # - **Cada resultado moderno dice qué tipo de resultado es**, `"resultType": "complete"` (más
 #   adelante en esta lección verás `"input_required"`), y quién respondió, en
@@ -213,9 +218,9 @@ print("levels: ", versions.LOG_LEVELS)
 
 # %% [markdown] lang="es"
 # El nivel de registro también viaja con cada solicitud: no hay `logging/setLevel` que
-# recordar (solo heredado). Un servidor que habla las dos eras decide, para cada solicitud, a
-# qué era pertenece. `Connection._context_for` en `mcpkit/connection.py` lo hace en pocas
-# líneas:
+# recordar (solo existe en la era heredada). Un servidor que habla las dos eras decide, para
+# cada solicitud, a qué era pertenece. `Connection._context_for` en `mcpkit/connection.py` lo
+# hace en pocas líneas:
 #
 # 1. un `_meta` con la forma equivocada es -32602 en las dos eras (`params.check_meta`,
 #    primero, porque `_meta` es lo que decide la era);
@@ -293,7 +298,7 @@ for version in ("2027-01-01", "2025-11-25"):
 # same hints.
 
 # %% [markdown] lang="es"
-# ## 3. `server/discover`, `resultType` y pistas de caché
+# ## 3. `server/discover`, `resultType` e indicaciones de caché
 #
 # Sin un resultado de `initialize`, ¿cómo sabe un cliente qué ofrece un servidor? Lo pregunta:
 # `server/discover` devuelve las versiones admitidas, las capacidades y las instrucciones. Es
@@ -301,7 +306,7 @@ for version in ("2027-01-01", "2025-11-25"):
 # **guardar en caché**: `ttlMs` dice durante cuántos milisegundos y `cacheScope` para quién
 # (`"public"`: la respuesta es la misma para cualquier usuario de este cliente; `"private"`:
 # solo para este usuario). El servidor elige las dos (`Server(cache_ttl_ms=...,
-# cache_scope=...)`); los resultados de las listas llevan las mismas pistas.
+# cache_scope=...)`); los resultados de las listas llevan las mismas indicaciones.
 
 # %%
 cached = Server("weather", "2.1.0", instructions="Ask for a city first.",
@@ -326,10 +331,10 @@ print({key: listed[key] for key in ("ttlMs", "cacheScope", "resultType")})
 # hand so the output never changes:
 
 # %% [markdown] lang="es"
-# ¿Qué hace un cliente con las pistas? Guarda el resultado, con la clave del método, sus params
-# y (para `"private"`) el usuario, hasta que pasa `ttlMs`, y mientras tanto responde desde la
-# caché. `ttlMs: 0` significa "no reutilizar". Esta es la regla completa, con un reloj que
-# mueves a mano para que la salida nunca cambie:
+# ¿Qué hace un cliente con las indicaciones? Guarda el resultado, usando como clave el método,
+# sus params y (para `"private"`) el usuario, hasta que pasa `ttlMs`, y mientras tanto responde
+# desde la caché. `ttlMs: 0` significa "no reutilizar". Esta es la regla completa, con un reloj
+# que mueves a mano para que la salida nunca cambie:
 
 # %%
 class HintCache:
@@ -387,15 +392,16 @@ print("ana at 61 s:  ", cache.get("tools/list", {}, "ana", now_ms=61_000) is not
 # - un DiscoverResult: **moderna**, con nuestra versión si está en la lista y, si no, la
 #   moderna más nueva que hablen los dos;
 # - -32022: moderna, pero no nuestra versión: reintenta **una vez** con una versión de
-#   `error.data.supported`; si solo lista versiones heredadas, vuelve atrás;
+#   `error.data.supported`; si solo lista versiones heredadas, recurre a la era heredada;
 # - -32021 o -32020: un servidor moderno que rechaza otra cosa: sigue en la moderna;
 # - cualquier otro error (un servidor heredado responde -32601 o -32602 a un método que no
 #   conoce) o **ninguna respuesta antes del tiempo de espera del sondeo**: heredada, envía
 #   `initialize`;
 # - en HTTP (lección 08), un 400, 404 o 405 sin cuerpo JSON-RPC también significa heredada;
-#   401 y 403 significan credenciales, en las dos eras: no hay vuelta atrás.
+#   401 y 403 indican un problema de credenciales, en las dos eras: no se recurre a la era
+#   heredada.
 #
-# Aquí tienes un cliente real haciéndolo contra el servidor de notas moderno:
+# Aquí tienes un cliente real haciéndolo con el servidor de notas moderno:
 
 # %%
 with Client(NOTES[0], NOTES[1:]).connect() as modern_client:
@@ -412,7 +418,7 @@ with Client(NOTES[0], NOTES[1:]).connect() as modern_client:
 # Y contra un servidor escrito antes de 2026: las pocas líneas de abajo son un servidor
 # heredado completo (conoce `initialize`, `tools/list` y nada más) que además escribe en su
 # error estándar cada línea que lee, para que veamos qué envió el cliente. La lección 05
-# construye bien el lado del cliente; aquí solo lo observamos.
+# construye como es debido el lado del cliente; aquí solo lo observamos.
 
 # %%
 OLD_SERVER = textwrap.dedent('''
@@ -586,7 +592,7 @@ for secret in (b"shared by every replica", b"another deployment"):
 # sin `_meta`, `inputResponses` ni `requestState`, que cambian entre rondas) y le da una
 # **caducidad**. Leamos el cuerpo (está firmado, no cifrado: nunca pongas secretos en él) y
 # después probemos los tres ataques: cambiar una respuesta dentro de él, reenviarlo en una
-# solicitud con otros argumentos y usarlo después de que caducó.
+# solicitud con otros argumentos y usarlo una vez caducado.
 
 # %%
 body_text, mac_text = state.split(".")
@@ -620,10 +626,10 @@ print(f"{'expired':<13}", answer(expired_booking, jsonrpc.request(5, "tools/call
 # %% [markdown] lang="es"
 # Los tres son -32602, parámetros no válidos: el cliente envió algo que el servidor no emitió
 # para esta solicitud. (El MAC se comprueba primero, así que una caducidad falsificada tampoco
-# puede salvar un estado.) Un cliente real hace todo esto por ti: con una función
+# puede salvar un estado.) Un cliente real hace todo esto por ti: con un callback
 # `elicitation`, el cliente de mcpkit responde a `input_required` y reintenta, hasta
 # `max_rounds` veces. Aquí lo tienes contra la misma herramienta servida por un proceso real;
-# la función hace de usuario:
+# la función actúa como usuario:
 
 # %%
 (workdir / "booking.py").write_text(textwrap.dedent('''
@@ -743,19 +749,19 @@ notes.reset()
 #
 # | | heredada (2024-11-05 .. 2025-11-25) | moderna (2026-07-28) |
 # | --- | --- | --- |
-# | versión, capacidades, nivel de registro | una vez, en `initialize` | en cada `_meta` |
-# | lo que ofrece el servidor | el resultado de `initialize` | `server/discover`, en caché |
+# | versión, capacidades, nivel de registro | una vez, en `initialize`, y se guarda | en el `_meta` de cada solicitud |
+# | lo que ofrece el servidor | el resultado de `initialize` | `server/discover`, se puede guardar en caché |
 # | preguntar al cliente (elicitation...) | una solicitud al cliente | `input_required`, reintento |
 # | estado entre rondas | en la memoria del servidor | en el `requestState` sellado |
 # | notificaciones | en la sesión | en un flujo `subscriptions/listen` |
-# | quién responde la siguiente | el proceso de la sesión | **cualquier réplica** |
+# | quién responde la siguiente solicitud | el proceso de la sesión | **cualquier réplica** |
 #
 # La última fila es la razón de todas las demás. Una sesión heredada vive en un proceso: pon
 # un servidor así detrás de un balanceador de carga y cada solicitud de una sesión tendrá que
 # llegar al mismo proceso (*afinidad*), y un servidor en una plataforma que arranca una
 # instancia nueva por solicitud (una *función con arranque en frío*) pierde sus sesiones todo
-# el tiempo: el antipatrón del material de partida de un servidor HTTP con estado en una
-# plataforma así. Un servidor moderno no guarda nada entre solicitudes, así que cualquier copia
+# el tiempo: el antipatrón que describe el material de origen, un servidor HTTP con estado en
+# una plataforma así. Un servidor moderno no guarda nada entre solicitudes, así que cualquier copia
 # suya puede responder cualquier solicitud, y una que acaba de arrancar sabe tanto como una que
 # lleva una semana funcionando. La lección 08 lo muestra sobre HTTP, con dos procesos
 # trabajadores que responden las dos rondas de una misma solicitud.
@@ -803,8 +809,8 @@ notes.reset()
 # - `server/discover` dice qué ofrece un servidor; cada resultado moderno dice su `resultType`
 #   y la información del servidor; `ttlMs` y `cacheScope` dicen cuánto tiempo, y para quién, se
 #   puede reutilizar un resultado.
-# - Un cliente sondea con `server/discover` y vuelve a `initialize` ante otro error o el
-#   silencio; -32022 significa reintentar una vez con una versión de la lista.
+# - Un cliente sondea con `server/discover` y recurre a `initialize` (el handshake heredado)
+#   ante otro error o el silencio; -32022 significa reintentar una vez con una versión de la lista.
 # - Una herramienta que necesita al usuario devuelve `input_required`; el cliente reintenta
 #   con `inputResponses` y el `requestState`, que va sellado con HMAC, ligado a la solicitud y
 #   con una vida corta, para que un servidor sin estado pueda fiarse de él y cualquier réplica

@@ -49,9 +49,9 @@
 #
 # El código: `mcpkit/transports/http.py` (el enrutamiento y el manejador de cada era),
 # `http_security.py` (el `Guard`: Host, Origin, token, Content-Type, Accept),
-# `http_headers.py` (nombres de cabecera, cómo viajan los valores en ellas, la comprobación de
-# espejo moderna), `http_protocol.py` (plazos para clientes lentos) y `mcpkit/launch.py`
-# (`--workers`).
+# `http_headers.py` (nombres de cabecera, cómo viajan los valores en ellas, la comprobación
+# moderna de que las cabeceras reflejan el cuerpo), `http_protocol.py` (plazos para clientes
+# lentos) y `mcpkit/launch.py` (`--workers`).
 
 # %% tags=["setup"]
 # [en] Setup: run this cell first.
@@ -114,11 +114,11 @@ URL = notes_http.url
 # (`Accept: application/json, text/event-stream`); the server picks one.
 
 # %% [markdown] lang="es"
-# `serve_in_thread` ejecuta el servidor de notas con uvicorn en un hilo de fondo, en un puerto
-# libre de 127.0.0.1 (la dirección cambia en cada ejecución, así que ninguna salida la
+# `serve_in_thread` ejecuta el servidor de notas con uvicorn en un hilo en segundo plano, en un
+# puerto libre de 127.0.0.1 (la dirección cambia en cada ejecución, así que ninguna salida la
 # muestra). La aplicación en sí, `McpHttpApp` en `mcpkit/transports/http.py`, es una aplicación
-# ASGI normal: una función que recibe cada solicitud HTTP como eventos y envía su respuesta
-# como eventos, sin ningún framework web de por medio.
+# ASGI normal: una función que recibe cada solicitud HTTP como eventos y envía su respuesta como
+# eventos, sin ningún framework web de por medio.
 #
 # ## 1. POST y una respuesta JSON
 #
@@ -147,7 +147,7 @@ show_response(httpx.post(URL, json=search, headers=modern_headers(search)))
 # Cuando el servidor tiene algo que enviar **antes** de la respuesta final (una línea de
 # registro, el progreso, la confirmación de una escucha), la respuesta se convierte en un flujo
 # de Server-Sent Events: estado 200, `Content-Type: text/event-stream` y un bloque
-# `event: message` / `data: <JSON>` por mensaje, con la respuesta final al final. El primer
+# `event: message` / `data: <JSON>` por mensaje, y la respuesta final en último lugar. El primer
 # mensaje que sale decide el formato: la herramienta de abajo escribe una línea de registro
 # antes de responder (el cliente pidió `info` o más en `_meta`).
 
@@ -186,11 +186,11 @@ show_response(httpx.post(chatty_http.url, json=count, headers=modern_headers(cou
 # Mira otra vez las cabeceras de la sección 1: `Mcp-Method: tools/call` y `Mcp-Name:
 # notes_search` dicen lo que ya dice el cuerpo. Es para lo que está **entre** cliente y
 # servidor: un balanceador de carga, una pasarela de API o un cortafuegos pueden enrutar,
-# limitar o rechazar por método y nombre de herramienta sin analizar JSON (la era moderna no
-# guarda ninguna sesión por la que enrutar). Entonces el servidor debe asegurarse de que las
-# dos cosas coinciden, o una solicitud podría enseñarle a la pasarela un nombre inofensivo y
-# ejecutar otra herramienta: `HeaderMirror` en `http_headers.py` rechaza la discrepancia con
-# -32020 y HTTP 400. Los valores que no son ASCII simple viajan en Base64
+# limitar la tasa de solicitudes o rechazar por método y nombre de herramienta sin analizar JSON
+# (la era moderna no guarda ninguna sesión por la que enrutar). Entonces el servidor debe
+# asegurarse de que las dos cosas coinciden, o una solicitud podría mostrarle a la pasarela un
+# nombre inofensivo y ejecutar otra herramienta: `HeaderMirror` en `http_headers.py` rechaza la
+# discrepancia con -32020 y HTTP 400. Los valores que no son ASCII simple viajan en Base64
 # (`encode_header_value`).
 
 # %%
@@ -241,7 +241,7 @@ hello = httpx.post(URL, headers=LEGACY, json=jsonrpc.request(1, "initialize", {
     "protocolVersion": "2025-11-25", "capabilities": {},
     "clientInfo": {"name": "lesson-08", "version": "1.0"}}))
 session_id = hello.headers["mcp-session-id"]
-print(hello.status_code, "session id:", len(session_id), "characters")
+print(hello.status_code, "Mcp-Session-Id:", len(session_id), grading._("characters", "caracteres"))
 in_session = {**LEGACY, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
 initialized = httpx.post(URL, headers=in_session,
                          json=jsonrpc.notification("notifications/initialized"))
@@ -268,8 +268,8 @@ notes.reset()
 print("DELETE", httpx.delete(URL, headers={"mcp-session-id": session_id}).status_code)
 after = httpx.post(URL, headers=in_session, json=jsonrpc.request(5, "tools/list"))
 print(after.status_code, after.json()["error"]["message"][:60])
-print("GET without a session:", httpx.get(URL, headers={"accept": "text/event-stream"})
-      .status_code)
+print(grading._("GET without a session:", "GET sin sesión:"),
+      httpx.get(URL, headers={"accept": "text/event-stream"}).status_code)
 
 # %% [markdown] lang="en"
 # ## 5. Closing a stream cancels its request
@@ -334,15 +334,15 @@ print(ended.wait(10), how_it_ended)
 #
 # ## 6. Seguridad en 127.0.0.1
 #
-# Un servidor en tu portátil no está a salvo solo porque escuche en 127.0.0.1. Una página web
-# que visitas puede hacer que tu navegador envíe solicitudes a `http://127.0.0.1:PUERTO`, y con
+# Un servidor en tu equipo no está a salvo solo porque escuche en 127.0.0.1. Una página web
+# que visites puede hacer que tu navegador envíe solicitudes a `http://127.0.0.1:PUERTO`, y con
 # **DNS rebinding** puede hacerlo incluso con un nombre propio: `evil.example` resuelve primero
 # a la máquina del atacante y después a 127.0.0.1, y el navegador cree que sigue hablando con
 # `evil.example`. Lo que la delata está en la solicitud: la cabecera `Host` nombra
 # `evil.example`, y un navegador añade una cabecera `Origin` con la página. Por eso el `Guard`
 # de `http_security.py` solo admite un `Host` que nombre esta máquina y un `Origin`, si lo hay,
-# de esta máquina (a un servidor atado a otra dirección se le dice qué nombres servir con
-# `allowed_hosts` y `allowed_origins`).
+# de esta máquina (a un servidor que escucha en otra dirección se le dice qué nombres
+# servir con `allowed_hosts` y `allowed_origins`).
 
 # %%
 tools_list = jsonrpc.request(1, "tools/list", {"_meta": META})
@@ -404,11 +404,11 @@ for label, extra in (("no token", {}), ("wrong token", {"authorization": "Bearer
 #
 # La lección 07 dijo que un servidor moderno no guarda nada entre solicitudes. Aquí tienes la
 # prueba, con `mcpkit serve --http --workers 2`: dos procesos de uvicorn en un mismo socket, y
-# el núcleo entregando cada conexión nueva a uno de ellos. La herramienta le hace una pregunta
+# el núcleo reparte cada conexión nueva entre ellos. La herramienta le hace una pregunta
 # al usuario (`input_required`), y las dos rondas dicen qué proceso las atendió (`ctx.state`
 # viaja en el `requestState` sellado). Los trabajadores comparten el secreto que sella el
 # estado, `MCPKIT_STATE_SECRET`. Cada ronda es una conexión nueva, así que tarde o temprano las
-# dos rondas caen en procesos distintos; lo intentamos hasta que pasa.
+# dos rondas caen en procesos distintos; lo intentamos hasta que ocurra.
 
 # %%
 workdir = pathlib.Path(tempfile.mkdtemp())
@@ -466,7 +466,7 @@ for _attempt in range(40):
     if asked_by != answered_by:
         break
 print(first_round["resultType"], "->", second_round["resultType"], greeting)
-print("two processes:", asked_by != answered_by)
+print(grading._("two processes:", "dos procesos:"), asked_by != answered_by)
 
 # %% [markdown] lang="en"
 # A legacy session cannot do that. It lives in the worker that answered `initialize`; a later
@@ -509,12 +509,12 @@ exit_code = workers.wait(10)
 # 200 cuando la solicitud llegó al trabajador de la sesión, 404 (*sesión no encontrada*) cuando
 # llegó al otro. Un despliegue heredado con varios procesos necesita **afinidad**: un
 # balanceador que envíe al mismo servidor de destino cada solicitud que lleve un mismo
-# `Mcp-Session-Id` (`tests/balancer.py` configura HAProxy con una stick table justo para esto).
-# Y debe mantener vivo ese proceso durante toda la sesión; por eso una sesión con estado en una
-# plataforma que arranca una instancia nueva por solicitud (una función con arranque en frío)
-# es un antipatrón: la siguiente solicitud encuentra un proceso que nunca oyó hablar de la
-# sesión. Un servidor moderno no tiene ninguno de los dos problemas: responde cualquier
-# trabajador, o una función que arrancó hace un milisegundo.
+# `Mcp-Session-Id` (`tests/balancer.py` configura HAProxy con una tabla de persistencia, una *stick
+# table*, justo para esto). Y debe mantener vivo ese proceso durante toda la sesión; por eso una
+# sesión con estado en una plataforma que arranca una instancia nueva por solicitud (una función
+# con arranque en frío) es un antipatrón: la siguiente solicitud encuentra un proceso que nunca
+# oyó hablar de la sesión. Un servidor moderno no tiene ninguno de los dos problemas: responde
+# cualquier trabajador, o una función que arrancó hace un milisegundo.
 
 # %% [markdown] lang="en"
 # ## 8. The official conformance suite
@@ -536,7 +536,7 @@ exit_code = workers.wait(10)
 # a un servidor por escenarios de las dos revisiones e informa de cada uno.
 # `conformance/mcpkit-server.sh` lo ejecuta contra el servidor "everything" de mcpkit por HTTP.
 # La celda de abajo lo ejecuta cuando el conjunto y un Node lo bastante nuevo (22 o posterior)
-# ya están instalados, con un límite de tiempo; si no, muestra la orden que los instala
+# ya están instalados, con un límite de tiempo; si no, muestra el comando que los instala
 # (necesita `npm` y solo descarga del registro de npm), y el resto del cuaderno se ejecuta como
 # siempre. Una celda del cuaderno puede durar como mucho un minuto, así que la ejecución se
 # detiene a los 50 s (una terminal no tiene ese límite). Lo que muestra depende de tu máquina,
@@ -646,5 +646,5 @@ notes.reset()
 #   `MCPKIT_STATE_SECRET`); las sesiones heredadas necesitan afinidad, y nunca deben ir en una
 #   función con arranque en frío.
 #
-# **Laboratorio 08** (`labs/es/lab08_http.ipynb`): un frente HTTP para el servidor de notas,
+# **Laboratorio 08** (`labs/es/lab08_http.ipynb`): una capa HTTP delante del servidor de notas,
 # tu propia aplicación ASGI. Después, la **lección 09**: el mundo real.

@@ -35,8 +35,8 @@
 #
 # 1. ejecutar los servidores de referencia de npm (`server-everything`, y `server-filesystem`
 #    sobre una carpeta temporal) bajo el host de mcpkit;
-# 2. manejar el servidor de notas de mcpkit con el cliente del SDK oficial de Python, y con la
-#    línea de órdenes del MCP Inspector;
+# 2. usar el servidor de notas de mcpkit con el cliente del SDK oficial de Python, y con la
+#    línea de comandos del MCP Inspector;
 # 3. portar el servidor de notas a la API de decoradores del SDK y el cliente de varios
 #    servidores a su `ClientSession`, contar las líneas y ejecutar el mismo harness de JSON-RPC
 #    contra cada versión para ver qué es igual en la conexión y qué no;
@@ -48,7 +48,7 @@
 # **Qué necesitas.** El SDK oficial (`mcp`, con versión fijada; lo instala
 # `./course.sh setup`) y, para las partes 1 y 2 y el Inspector, Node con los interlocutores de
 # npm fijados en `interop/package-lock.json`. Si faltan, la celda de preparación lo dice, en tu
-# idioma, con la única orden que los instala (`interop/install.sh`, desde la raíz del
+# idioma, con el único comando que los instala (`interop/install.sh`, desde la raíz del
 # repositorio), y cada celda que los necesita imprime `missing: interop/install.sh` en lugar
 # de fallar: el cuaderno se ejecuta igualmente hasta el final.
 
@@ -79,7 +79,7 @@ def run_async(coroutine, timeout=60):
     # [en] The kernel already runs an event loop: the SDK's coroutines get one of their own,
     # [en] on a thread, with a time limit.
     # [es] El kernel ya ejecuta un bucle de eventos: las corrutinas del SDK reciben uno
-    # [es] propio, en un hilo, con un tiempo límite.
+    # [es] propio, en un hilo, con un tiempo de espera.
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, asyncio.wait_for(coroutine, timeout)).result()
 
@@ -102,7 +102,7 @@ def text(result):
 # ## 1 · Los servidores de referencia bajo el host de mcpkit
 #
 # El proyecto MCP mantiene un conjunto de servidores de referencia en npm.
-# `server-everything` ejercita todas las funcionalidades del protocolo; `server-filesystem` le
+# `server-everything` pone a prueba todas las funcionalidades del protocolo; `server-filesystem` le
 # da a un modelo una carpeta, y nada fuera de ella. Aquí los dos se ejecutan bajo el `Host` de
 # mcpkit, configurados con la misma forma `mcpServers` que leen todos los hosts de escritorio,
 # sobre una carpeta temporal. Los nombres de herramienta llevan el prefijo del nombre de su
@@ -136,7 +136,7 @@ else:
 # error. Keep that in mind for section 5.
 
 # %% [markdown] lang="es"
-# La última línea es `server-filesystem` rechazando una ruta fuera de su carpeta: el rechazo
+# En la última línea, `server-filesystem` rechaza una ruta fuera de su carpeta: el rechazo
 # vuelve como un resultado de herramienta con `isError: true`, un texto que el modelo puede
 # leer, no como un error de protocolo. Tenlo presente para la sección 5.
 
@@ -152,9 +152,9 @@ else:
 # %% [markdown] lang="es"
 # ### A mano: los tres mensajes que un host envía primero
 #
-# Bajo el host, el handshake ocurrió donde no se veía. Aquí está el mismo servidor de
-# referencia, hablándole directamente, como la lección 04b le habló al servidor de notas: un
-# proceso hijo y líneas JSON escritas en su stdin. Primero `initialize` (nuestra revisión,
+# Bajo el host, el handshake ocurrió donde no se veía. Aquí le hablamos directamente al
+# mismo servidor de referencia, como la lección 04b le habló al servidor de notas: un proceso
+# hijo y líneas JSON escritas en su stdin. Primero `initialize` (nuestra revisión,
 # nuestras capacidades: ninguna), luego la notificación `notifications/initialized`, que no
 # recibe respuesta, y después `tools/list`. Cada lectura espera como mucho diez segundos, y el
 # servidor termina cuando se cierra su stdin.
@@ -229,11 +229,11 @@ else:
 # a notebook under nbval does not have as a real file, so the lesson passes a file of its own.)
 
 # %% [markdown] lang="es"
-# ## 2 · Otros clientes manejan mcpkit
+# ## 2 · Otros clientes controlan mcpkit
 #
 # Ahora al revés. El cliente del SDK oficial de Python (`stdio_client` arranca el proceso y
-# `ClientSession` lleva la sesión) arranca el servidor de notas de mcpkit, hace el saludo
-# inicial y llama a una herramienta. Nada en mcpkit sabe quién está al otro lado. (El `Client`
+# `ClientSession` lleva la sesión) arranca el servidor de notas de mcpkit, hace el
+# handshake y llama a una herramienta. Nada en mcpkit sabe quién está al otro lado. (El `Client`
 # de alto nivel del SDK hace lo mismo en menos líneas; envía la stderr del servidor a
 # `sys.stderr`, que un cuaderno bajo nbval no tiene como archivo real, así que la lección le
 # pasa un archivo propio.)
@@ -267,7 +267,7 @@ print(found)
 
 # %% [markdown] lang="es"
 # El MCP Inspector es la herramienta a la que recurre casi todo el mundo para tantear un
-# servidor. Su modo `--cli` recibe la línea de órdenes del servidor y un método, e imprime el
+# servidor. Su modo `--cli` recibe la línea de comandos del servidor y un método, e imprime el
 # resultado como JSON, lo que lo hace práctico en scripts y en integración continua:
 
 # %%
@@ -308,12 +308,13 @@ else:
 # %% [markdown] lang="es"
 # ## 3 · Portar el servidor de notas al SDK oficial
 #
-# El material de origen termina con un ejercicio de graduación: cuando ya sabes qué son los
+# El material de origen termina con un ejercicio final: cuando ya sabes qué son los
 # bytes, porta tu servidor a un framework de decoradores y tu cliente a la sesión del SDK, y
-# compara. Este es un primer port, natural, de `mcpkit/examples/notes.py` al `MCPServer` del
-# SDK (en el SDK 2.x, lo que la 1.x llamaba FastMCP): las mismas herramientas, la misma
-# plantilla de recurso y el mismo prompt, cada uno una función con decorador cuyo docstring es
-# su descripción. Es un programa propio, así que la lección lo escribe en un archivo.
+# compara. Esta es una primera adaptación (port), la más natural, de `mcpkit/examples/notes.py`
+# al `MCPServer` del SDK (en el SDK 2.x, lo que la 1.x llamaba FastMCP): las mismas
+# herramientas, la misma plantilla de recurso y el mismo prompt, cada uno una función con
+# decorador cuyo docstring es su descripción. Es un programa propio, así que la lección lo
+# escribe en un archivo.
 
 # %%
 FIRST_PORT = '''
@@ -389,9 +390,9 @@ print(code_lines(FIRST_PORT) < 80)
 
 # %% [markdown] lang="es"
 # Bastante menos de 80 líneas, como prometía el material de origen. Los dos servidores son
-# más cortos que aquello sobre lo que se apoyan; estas son las líneas de código (ni en blanco
-# ni comentarios) de cada uno, junto al servidor escrito a mano de la lección 04b y a las
-# bibliotecas que hay debajo:
+# más cortos que aquello sobre lo que se apoyan; estas son las líneas de código (sin contar
+# líneas en blanco ni comentarios) de cada uno, junto al servidor escrito a mano de la lección
+# 04b y a las bibliotecas que hay debajo:
 
 # %% tags=["nbval-ignore-output"]
 import ipywidgets
@@ -423,11 +424,15 @@ def counts(rows):
             print(f"{label:<52}{lines:>7}")
 
 
-counts([("notes server on mcpkit (mcpkit/examples/notes.py)",
+counts([(grading._("notes server on mcpkit (mcpkit/examples/notes.py)",
+                    "servidor de notas, mcpkit (mcpkit/examples/notes.py)"),
          lines_of(mcpkit_root / "examples" / "notes.py")),
-        ("notes server on the SDK (the port above)", code_lines(FIRST_PORT)),
-        ("mcpkit, the whole library", lines_under(mcpkit_root)),
-        ("the official SDK (mcp), the whole library", lines_under(sdk_root))])
+        (grading._("notes server on the SDK (the port above)",
+                   "servidor de notas con el SDK (el port de arriba)"), code_lines(FIRST_PORT)),
+        (grading._("mcpkit, the whole library", "mcpkit, la biblioteca entera"),
+         lines_under(mcpkit_root)),
+        (grading._("the official SDK (mcp), the whole library",
+                   "el SDK oficial (mcp), la biblioteca entera"), lines_under(sdk_root))])
 
 # %% [markdown] lang="en"
 # ### The same harness against both
@@ -445,7 +450,7 @@ counts([("notes server on mcpkit (mcpkit/examples/notes.py)",
 # El número de líneas no dice nada del comportamiento. Para comparar comportamientos hace
 # falta un harness: un guion de intercambios JSON-RPC (listar, llamar, leer, pedir, errores),
 # ejecutado igual contra cualquier servidor stdio, que anota cada respuesta en una forma
-# normal (listas ordenadas, los textos de un resultado de herramienta, `{"error": código}`,
+# normalizada (listas ordenadas, los textos de un resultado de herramienta, `{"error": code}`,
 # ...), de modo que dos transcripciones son iguales exactamente cuando los dos servidores se
 # comportan igual en la conexión. El laboratorio 09 te pide escribirlo; la lección usa el del
 # curso, `reference_harness`.
@@ -506,13 +511,13 @@ for a, b in zip(on_mcpkit, on_port):
 #   con su JSON. El SDK envía un bloque con formato por elemento y, a su lado, un
 #   `structuredContent` con un `outputSchema` que generó a partir del tipo devuelto. Un modelo
 #   que lee el texto ve dos cosas distintas. Para igualarlo, devuelve
-#   `json.dumps(valor, ensure_ascii=False)` como cadena.
+#   `json.dumps(value, ensure_ascii=False)` como cadena.
 # - **La lista de herramientas.** El SDK no escribe `title` si no se lo pasas, y añade un
 #   `outputSchema` a los retornos con tipo; el harness compara nombres, argumentos
 #   obligatorios e indicaciones, que aquí son iguales.
 # - **Una nota que falta.** mcpkit convierte el `KeyError` de una función de recurso en -32002
 #   (recurso no encontrado). El SDK envuelve cualquier excepción de una función de plantilla
-#   como "error al crear el recurso", -32603 (error interno). Lanza `MCPError(-32002, ...)`
+#   como "error creating resource", -32603 (error interno). Lanza `MCPError(-32002, ...)`
 #   para igualarlo.
 # - **Prompts.** El port devuelve una cadena, que el SDK convierte en un mensaje de usuario; el
 #   prompt de mcpkit envía dos (la nota como recurso incrustado y luego la pregunta). Esa es
@@ -524,11 +529,11 @@ for a, b in zip(on_mcpkit, on_port):
 #   port no puede cambiar la del SDK.
 # - **Lo mismo:** las herramientas que fallan (`isError` en los dos, aunque el SDK sustituye el
 #   texto de una excepción inesperada por "Error executing tool ..."), los argumentos de tipo
-#   equivocado, los métodos desconocidos (-32601), `ping`, el saludo inicial y la salida al
+#   equivocado, los métodos desconocidos (-32601), `ping`, el handshake y la salida al
 #   final de la entrada.
 #
-# La parte 2 del laboratorio 09 pide el port que coincide con mcpkit en todo lo que decide el
-# port.
+# La parte 2 del laboratorio 09 pide un port que coincida con mcpkit en todo lo que dependa
+# del port.
 
 # %% [markdown] lang="en"
 # A third version is one import away: FastMCP (PyPI `fastmcp`), where this decorator style
@@ -545,7 +550,7 @@ for a, b in zip(on_mcpkit, on_port):
 # Una tercera versión está a un import de distancia: FastMCP (PyPI `fastmcp`), donde nació este
 # estilo de decoradores, acepta el mismo port con `from fastmcp import FastMCP`. No es una
 # columna aquí: en cada paso de arriba hace lo mismo que el SDK, y el harness no los distingue
-# en lo que importa (`tests/test_interop.py` lo maneja con el cliente y el host de mcpkit).
+# en lo que importa (`tests/test_interop.py` lo controla con el cliente y el host de mcpkit).
 #
 # ### El servidor del SDK bajo el host de mcpkit
 #
@@ -584,12 +589,12 @@ with Host(both, naming="prefix") as host:
 # %% [markdown] lang="es"
 # ### El cliente de varios servidores sobre `ClientSession` del SDK
 #
-# La otra mitad del ejercicio de graduación: el cliente de varios servidores del material de
-# origen (un proceso y una sesión por servidor, una tabla de herramientas unida, enrutamiento
+# La otra mitad del ejercicio final: el cliente de varios servidores del material de
+# origen (un proceso y una sesión por servidor, una tabla de herramientas fusionada, enrutamiento
 # por nombre con prefijo), escrito con `stdio_client` y `ClientSession` del SDK. El SDK se
-# encarga de lanzar los procesos, el saludo inicial, los ids y el lector; lo que queda es la
+# encarga de lanzar los procesos, el handshake, los ids y el lector; lo que queda es la
 # tabla. Fíjate en lo que *no* está: reinicios, `list_changed`, políticas de colisión, tiempos
-# límite por llamada. El `Host` de mcpkit los tiene.
+# de espera por llamada. El `Host` de mcpkit los tiene.
 
 # %%
 MULTI_CLIENT = '''
@@ -601,9 +606,13 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 class MultiClient:
     def __init__(self, servers):
-        self.servers = servers  # name -> {"command": ..., "args": [...]}
+        # [en] name -> {"command": ..., "args": [...]}
+        # [es] nombre -> {"command": ..., "args": [...]}
+        self.servers = servers
         self.sessions = {}
-        self.routes = {}  # "server__tool" -> (server, tool)
+        # [en] "server__tool" -> (server, tool)
+        # [es] "servidor__herramienta" -> (servidor, herramienta)
+        self.routes = {}
 
     async def __aenter__(self):
         self.stack = contextlib.AsyncExitStack()
@@ -655,9 +664,13 @@ print(code_lines(MULTI_CLIENT) < 45)
 # sesión del laboratorio 05:
 
 # %% tags=["nbval-ignore-output"]
-counts([("multi-server client on the SDK (above)", code_lines(MULTI_CLIENT)),
-        ("mcpkit.host (many sessions, supervision, policies)", lines_of(mcpkit_root / "host.py")),
-        ("mcpkit.client + mcpkit.session (one session)",
+counts([(grading._("multi-server client on the SDK (above)",
+                    "cliente de varios servidores con el SDK (arriba)"), code_lines(MULTI_CLIENT)),
+        (grading._("mcpkit.host (many sessions, supervision, policies)",
+                   "mcpkit.host (sesiones, supervisión, políticas)"),
+         lines_of(mcpkit_root / "host.py")),
+        (grading._("mcpkit.client + mcpkit.session (one session)",
+                   "mcpkit.client + mcpkit.session (una sesión)"),
          lines_of(mcpkit_root / "client.py") + lines_of(mcpkit_root / "session.py"))])
 
 # %% [markdown] lang="en"
@@ -705,7 +718,7 @@ counts([("multi-server client on the SDK (above)", code_lines(MULTI_CLIENT)),
 # %% [markdown] lang="es"
 # ## 4 · Configurar hosts reales para un servidor de mcpkit
 #
-# Todos los hosts de escritorio arrancan un servidor stdio a partir de una línea de órdenes.
+# Todos los hosts de escritorio arrancan un servidor stdio a partir de una línea de comandos.
 # Dale una ruta absoluta al Python que tiene mcpkit instalado (`.venv/bin/python` en este
 # repositorio), porque un host no arranca desde tu terminal y no ve tu `PATH` ni tu entorno
 # virtual.
@@ -725,7 +738,7 @@ counts([("multi-server client on the SDK (above)", code_lines(MULTI_CLIENT)),
 # servidor stdio registra en stderr y nunca en stdout.
 #
 # **VS Code** lee `.vscode/mcp.json` en el espacio de trabajo (o el `mcp.json` del usuario,
-# orden *MCP: Open User Configuration*). Su clave principal es `servers`, no `mcpServers`, y
+# comando *MCP: Open User Configuration*). Su clave principal es `servers`, no `mcpServers`, y
 # cada entrada dice su transporte:
 #
 # ```json
@@ -743,7 +756,7 @@ counts([("multi-server client on the SDK (above)", code_lines(MULTI_CLIENT)),
 # arranque y los errores de los servidores.
 #
 # Un servidor HTTP (lección 08) es una entrada con `"url": "http://127.0.0.1:8000/mcp"` en
-# lugar de una orden (`"type": "http"` en VS Code y Claude Code). El `Host` de mcpkit lee la
+# lugar de un comando (`"type": "http"` en VS Code y Claude Code). El `Host` de mcpkit lee la
 # misma forma `mcpServers`, así que puedes probar una entrada antes de dársela a un host:
 
 # %%
@@ -753,7 +766,9 @@ claude_desktop = {"mcpServers": {"notes": entry}}
 vs_code = {"servers": {"notes": {"type": "stdio", **entry}}}
 with Host(claude_desktop) as host:
     print(sorted(t["name"] for t in host.tools()))
-with Host({"mcpServers": vs_code["servers"]}) as host:  # the same entry, VS Code's key
+# [en] The same entry, under VS Code's key.
+# [es] La misma entrada, bajo la clave de VS Code.
+with Host({"mcpServers": vs_code["servers"]}) as host:
     print(len(host.tools()))
 
 # %% [markdown] lang="en"
@@ -792,14 +807,14 @@ with Host({"mcpServers": vs_code["servers"]}) as host:  # the same entry, VS Cod
 # | campos de más | el SDK de Python añade `structuredContent` y un `outputSchema` a las herramientas con tipo; mcpkit añade `title` a las anotaciones | ignorar lo que no usas |
 # | argumentos | el pydantic del SDK convierte `"3"` en `3` para un entero; el validador de mcpkit lo rechaza | enviar los tipos que dice el esquema |
 # | páginas | los clientes de mcpkit y el harness siguen `nextCursor`; ninguno de los servidores de referencia fijados pagina hoy, pero un cliente que se queda en la primera página pierde elementos sin avisar el día que uno lo haga | seguir siempre `nextCursor` |
-# | revisiones | los servidores de referencia y el SDK de TypeScript 1.x hablan la era del saludo inicial (2025-11-25); el cliente de mcpkit sondea primero la revisión moderna y vuelve atrás; el `Client` del SDK de Python hace cualquiera de las dos (`mode=`) | negociar; no suponer nunca la última revisión |
-# | arranque | el servidor del SDK responde a su primera solicitud tras un segundo más o menos (importaciones); el de mcpkit, en una fracción de eso | esperar `initialize` más que el resto |
+# | revisiones | los servidores de referencia y el SDK de TypeScript 1.x hablan la era del handshake (2025-11-25); el cliente de mcpkit sondea primero la revisión moderna y recurre a la era heredada; el `Client` del SDK de Python hace cualquiera de las dos (`mode=`) | negociar; no suponer nunca la última revisión |
+# | arranque | el servidor del SDK responde a su primera solicitud tras un segundo más o menos (importaciones); el de mcpkit, en una fracción de eso | esperar la respuesta a `initialize` más tiempo que las demás |
 
 # %% [markdown] lang="en"
 # The same harness finds these in any server: point it at `server-everything`.
 
 # %% [markdown] lang="es"
-# El mismo harness los encuentra en cualquier servidor: apúntalo a `server-everything`.
+# El mismo harness los encuentra en cualquier servidor: pruébalo con `server-everything`.
 
 # %%
 if NODE and PEERS["server-everything"]:
@@ -827,5 +842,5 @@ shutil.rmtree(work, ignore_errors=True)
 # ## Lo que sigue
 #
 # Laboratorio 09: escribe tú el harness, porta el servidor de notas para que coincida con el de
-# mcpkit en todo lo que decide el port, y maneja los servidores de referencia a través de un
+# mcpkit en todo lo que dependa del port, y usa los servidores de referencia a través de un
 # host que configuras tú. La lección 10 pone un modelo delante del host.

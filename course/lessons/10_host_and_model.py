@@ -36,7 +36,7 @@
 # devuelve los resultados y, como está entre los dos, decide qué puede ver y hacer el modelo.
 # En esta última lección vas a:
 #
-# 1. convertir la lista combinada de herramientas de un host a los formatos de herramientas
+# 1. convertir la lista fusionada de herramientas de un host a los formatos de herramientas
 #    de la **API Messages de Anthropic** y **al estilo de OpenAI**, con nombres que las API
 #    aceptan y un camino de vuelta;
 # 2. traducir una **llamada a herramienta** del modelo a `tools/call` y devolver el resultado
@@ -45,13 +45,14 @@
 # 3. escribir como código los **deberes del host**: filtrar las herramientas, validar los
 #    argumentos, preguntar al usuario antes de una llamada destructiva y llevar un **registro
 #    de auditoría**;
-# 4. ejecutar un **bucle del agente** movido por un **modelo guionizado** sin conexión sobre
+# 4. ejecutar un **bucle del agente** dirigido por un **modelo guionizado** sin conexión sobre
 #    tres servidores;
 # 5. conocer cuatro ataques contra un host y lo que este puede detectar y rechazar:
 #    **envenenamiento de herramientas**, **inyección de prompts** a través de los resultados,
 #    **reenvío de tokens** (token passthrough) y un servidor que **cambia sus herramientas
 #    después de la aprobación**;
-# 6. ver el **adaptador para la API de un modelo real**, que aquí nada necesita;
+# 6. ver el **adaptador para la API de un modelo real**, aunque nada de lo que hay aquí lo
+#    necesita;
 # 7. poner nombre a cinco **antipatrones** y ver dónde muestra el curso por qué hace daño cada
 #    uno;
 # 8. mirar atrás, al curso entero, y hacia delante.
@@ -121,7 +122,7 @@ print([t["name"] for t in host.tools()])
 # %% [markdown] lang="es"
 # ## 1. La lista de herramientas, en el formato del modelo
 #
-# Un host combina las herramientas de sus servidores (lección 06) en una lista de
+# Un host fusiona las herramientas de sus servidores (lección 06) en una lista de
 # definiciones de herramientas MCP: `name`, `description`, `inputSchema`, `annotations`...
 # La API de un modelo quiere los mismos datos con su propia forma. Dos formas cubren la
 # mayoría de las API:
@@ -131,15 +132,17 @@ print([t["name"] for t in host.tools()])
 #   copian): `tools=[{"type": "function", "function": {"name", "description",
 #   "parameters"}}]`.
 #
-# El esquema pasa sin tocarlo: JSON Schema es lo que ya hablan los dos lados.
-# `Host.anthropic_tools()` y `Host.openai_tools()` convierten la lista combinada entera.
+# El esquema pasa tal cual: JSON Schema es lo que ya hablan los dos lados.
+# `Host.anthropic_tools()` y `Host.openai_tools()` convierten la lista fusionada entera.
 
 # %%
 search = next(t for t in host.tools() if t["name"] == "notes_search")
 print(json.dumps(toolformats.anthropic_tools([search]), indent=1))
 function_tool = toolformats.openai_tools([search])[0]
 print(function_tool["type"], sorted(function_tool["function"]))
-print(len(host.anthropic_tools()), len(host.openai_tools()))  # the whole merged list
+# [en] The whole merged list:
+# [es] Toda la lista fusionada:
+print(len(host.anthropic_tools()), len(host.openai_tools()))
 
 # %% [markdown] lang="en"
 # Names need care. An MCP tool name may be up to 128 characters and hold `.` and `/`
@@ -192,10 +195,10 @@ print(toolformats.anthropic_tools([
 # ## 2. Entra una llamada a herramienta, sale un resultado de herramienta
 #
 # El modelo responde con **llamadas a herramientas**. Las de Anthropic son bloques de
-# contenido del mensaje del asistente, `{"type": "tool_use", "id", "name", "input"}`, con el
-# input ya como objeto. Las llamadas al estilo de OpenAI están en `message.tool_calls`, y sus
-# `arguments` son una **cadena de JSON que escribió el modelo**: puede no analizarse, y el
-# host debe decírselo al modelo en lugar de caerse.
+# contenido del mensaje del asistente, `{"type": "tool_use", "id", "name", "input"}`, con la
+# entrada (`input`) ya como objeto. Las llamadas al estilo de OpenAI están en
+# `message.tool_calls`, y sus `arguments` son una **cadena de JSON que escribió el modelo**:
+# puede no analizarse, y el host debe decírselo al modelo en lugar de caerse.
 
 # %%
 print(toolformats.anthropic_tool_calls([
@@ -350,7 +353,7 @@ for tool in host.tools():
 # 4. **Auditar** cada llamada. Pase lo que pase con una llamada, recibe una entrada en el
 #    registro del host, en orden: qué turno, qué herramienta, qué argumentos y el resultado
 #    (`ok`, `tool-error`, `protocol-error`, o uno de los rechazos: `unknown`, `invalid`,
-#    `declined`, `quarantined`). Los rechazos son los que más importan: ahí es donde algo fue
+#    `declined`, `quarantined`). Los rechazos son los que más importan: ahí es donde algo salió
 #    mal.
 #
 # Y cada llamada recibe una respuesta. Un modelo que pidió algo y no oyó nada lo volvería a
@@ -378,7 +381,7 @@ for tool in host.tools():
 #
 # El bucle es corto: muéstrale al modelo la conversación y las herramientas; si responde con
 # llamadas a herramientas, pasa cada una por las comprobaciones del host, añade los resultados
-# y da otra vuelta; para cuando responda solo con texto, o tras `max_turns` turnos (un modelo
+# y da otra vuelta; detente cuando responda solo con texto, o tras `max_turns` turnos (un modelo
 # también puede entrar en bucle).
 #
 # Un modelo real necesita una clave, una red y dinero, y nunca responde dos veces igual. Una
@@ -496,7 +499,7 @@ print("files_hello" in [t["name"] for t in agent.offered_tools(poisoned.tools())
 # %% [markdown] lang="es"
 # `looks_injected` es una heurística: conoce las formulaciones habituales (`ignore previous
 # instructions`, `<IMPORTANT>`, `do not tell the user`), no todas las maneras de decirlas. Lo
-# que un host sí puede hacer con seguridad es **mostrarle al usuario** lo que ofrece al modelo
+# que un host sí puede hacer sin duda es **mostrarle al usuario** lo que ofrece al modelo
 # (también las descripciones) y ofrecer las herramientas de un servidor nuevo solo cuando el
 # usuario las haya aprobado.
 #
@@ -534,7 +537,7 @@ show(naive_loop(ScriptedModel([[call("files_read", path="inbox/offer.txt")], "Su
 
 # %% [markdown] lang="es"
 # El modelo leyó el archivo y borró `notes/plan.md` (el servidor de archivos solo lo finge).
-# El mismo modelo, con las comprobaciones del host: el resultado queda **retenido** (el modelo
+# El mismo modelo, con las comprobaciones del host: el resultado queda **en cuarentena** (el modelo
 # recibe un aviso en lugar del texto) y la orden nunca le llega. Si se hubiera colado, la
 # segunda línea de defensa seguiría en pie: `files_delete` es destructiva, y se pregunta al
 # usuario.
@@ -624,11 +627,11 @@ print([(c.name, c.token_env) for c in configs])
 # Aprobar una vez las herramientas de un servidor no basta: un servidor puede cambiar una
 # herramienta cuando quiera y enviar `notifications/tools/list_changed` (el host de la lección
 # 06 vuelve a pedir la lista). Una herramienta que el usuario aprobó como inofensiva puede
-# volver con órdenes nuevas en su descripción o un argumento nuevo en su esquema. El host
-# puede **fijar** lo que se aprobó: una huella (hash) del nombre, la descripción, el esquema y
-# las anotaciones de cada herramienta (`pin_tools`), y ofrecer solo las herramientas cuya
-# definición sigue coincidiendo. `files --rug-pull` cambia `files_read` tras su primera
-# llamada:
+# volver con órdenes nuevas en su descripción o un argumento nuevo en su esquema (un *rug
+# pull*, un cambio tras la aprobación). El host puede **fijar** lo que se aprobó: una huella
+# (hash) del nombre, la descripción, el esquema y las anotaciones de cada herramienta
+# (`pin_tools`), y ofrecer solo las herramientas cuya definición sigue coincidiendo.
+# `files --rug-pull` cambia `files_read` tras su primera llamada:
 
 # %%
 changed = threading.Event()
@@ -679,7 +682,7 @@ rug.close()
 # pruebas lo necesita; lee `ANTHROPIC_API_KEY` solo cuando se envía un turno, y `request()`
 # muestra el cuerpo que enviaría sin enviar nada. El bucle habla por dentro el formato de
 # Anthropic; una API al estilo de OpenAI necesita la otra mitad de `toolformats`
-# (`openai_tools`, `openai_tool_calls`, `openai_tool_message`), y nada más cambia.
+# (`openai_tools`, `openai_tool_calls`, `openai_tool_message`), y no cambia nada más.
 
 # %%
 real = agent.AnthropicModel("a-model-name", system="You help with notes and files.")
@@ -739,8 +742,8 @@ if USE_A_REAL_MODEL:
 # 2. **Dejar que el modelo hable directamente con un servidor**, por ejemplo dándole el URL de
 #    un servidor o una herramienta que reenvía JSON-RPC en bruto. Todos los deberes de la
 #    sección 3 (filtrar, validar, confirmar, auditar) viven en el host, así que una llamada que
-#    lo rodea se los salta todos; el modelo torpe de la sección 4 muestra al host atrapando lo
-#    que un modelo hace mal.
+#    no pasa por el host se salta todos esos deberes; el modelo torpe de la sección 4 muestra
+#    cómo el host detecta los errores del modelo.
 # 3. **Registrar en la salida estándar** en un servidor stdio. La salida estándar es el canal
 #    del protocolo: una línea suelta llega al decodificador del cliente como un mensaje roto
 #    (lección 01, sección 5; lección 04b, sección 1, donde un `print` al importar sale por la
@@ -752,11 +755,11 @@ if USE_A_REAL_MODEL:
 #    o ejecuta un proceso de larga duración con afinidad.
 # 5. **Suponer que las versiones del protocolo cambian sin que se note.** Cada revisión cambió
 #    la forma de algo: las definiciones de herramienta ganaron campos (lección 04, sección 4),
-#    y la revisión 2026-07-28 sustituyó el propio handshake (lección 07). El otro lado no sigue
-#    tu versión sin más: un servidor moderno rechaza una que no habla con -32022 y la lista de
-#    las que admite (lección 07, sección 2), y un servidor heredado responde a `initialize`
-#    con una revisión que elige él, que el cliente debe leer y puede rechazar. La segunda
-#    celda de abajo pide una revisión del futuro.
+#    y la revisión 2026-07-28 sustituyó el propio handshake (lección 07). El interlocutor no sigue
+#    tu versión sin más: un servidor moderno rechaza con -32022 una versión que no habla y
+#    devuelve la lista de las que admite (lección 07, sección 2); un servidor heredado
+#    responde a `initialize` con una revisión que elige él, que el cliente debe leer y puede
+#    rechazar. La segunda celda de abajo pide una revisión del futuro.
 
 # %%
 sent_to_model = json.dumps(body)
@@ -774,7 +777,7 @@ connection.receive(jsonrpc.request(1, "initialize", {
     "protocolVersion": "2099-01-01", "capabilities": {},
     "clientInfo": {"name": "lesson-10", "version": "1.0"}}))
 connection.close()
-print("asked 2099-01-01, got", replies[0]["result"]["protocolVersion"])
+print("2099-01-01 ->", replies[0]["result"]["protocolVersion"])
 
 # %% [markdown] lang="en"
 # ## 8. Where next

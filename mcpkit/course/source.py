@@ -6,7 +6,10 @@ conventions (``course/README.md`` has the instructor's version):
 * ``# %% [markdown] lang="en"`` / ``lang="es"``: prose for one language. A markdown cell
   without ``lang`` goes to both builds (use it for language-free content only).
 * In code cells, a whole-line comment ``# [en] text`` or ``# [es] text`` is kept, as
-  ``# text``, in its own language only. Everything else in a code cell is identical in both.
+  ``# text``, in its own language only. A comment that shares its line with code may hold
+  both languages, ``x = 1  # [en] text  [es] texto``: each build keeps ``x = 1  # text`` in
+  its own language (or the code alone, if that language has no text). Everything else in a
+  code cell is identical in both.
 * ``grading.set_language("en")`` is rewritten to the language being built: the one place
   where the two builds' code differs.
 * ``### BEGIN SOLUTION`` / ``### END SOLUTION`` (nbgrader's markers): the solution keeps the
@@ -24,7 +27,9 @@ in the lab, its solution and every learner's copy.
 from __future__ import annotations
 
 import copy
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -43,6 +48,9 @@ END_SOLUTION = "### END SOLUTION"
 STUB_LINES = ("# YOUR CODE HERE", "raise NotImplementedError()")
 
 _LANG_COMMENT = re.compile(r"^(?P<indent>[ \t]*)# \[(?P<lang>[a-z]{2})\](?: (?P<text>.*))?$")
+#: A comment after code whose text starts with a language marker: ``code  # [en] a  [es] b``.
+_INLINE_LANG_COMMENT = re.compile(r"^(?P<code>.*?\S)(?P<gap>[ \t]+)# (?P<texts>\[[a-z]{2}\].*)$")
+_INLINE_SEGMENT = re.compile(r"\[(?P<lang>[a-z]{2})\](?P<text>.*?)(?=\s\[[a-z]{2}\]|$)")
 _SET_LANGUAGE = re.compile(r'set_language\("en"\)')
 _KEPT_CELL_METADATA = ("tags", "editable", "deletable")
 
@@ -94,7 +102,7 @@ def localize_code(code: str, lang: str, where: str = "") -> str:
     for line in code.split("\n"):
         m = _LANG_COMMENT.match(line)
         if m is None:
-            out.append(line)
+            out.append(_localize_inline(line, lang, where))
             continue
         if m["lang"] not in LANGS:
             raise SourceError(f"{where}: unknown language comment {line.strip()!r}")
@@ -102,6 +110,36 @@ def localize_code(code: str, lang: str, where: str = "") -> str:
             text = m["text"] or ""
             out.append(f"{m['indent']}# {text}".rstrip())
     return _SET_LANGUAGE.sub(f'set_language("{lang}")', "\n".join(out))
+
+
+def _localize_inline(line: str, lang: str, where: str) -> str:
+    """``code  # [en] a  [es] b`` -> ``code  # a`` in English, ``code  # b`` in Spanish."""
+    m = _INLINE_LANG_COMMENT.match(line)
+    if m is None:
+        return line
+    column = _comment_column(line)
+    if column is not None and column != len(m["code"]) + len(m["gap"]):
+        return line  # the "# [xx]" is inside a string
+    texts: dict[str, str] = {}
+    for segment in _INLINE_SEGMENT.finditer(m["texts"]):
+        if segment["lang"] not in LANGS:
+            raise SourceError(f"{where}: unknown language comment {line.strip()!r}")
+        if segment["lang"] in texts:
+            raise SourceError(f"{where}: [{segment['lang']}] twice in {line.strip()!r}")
+        texts[segment["lang"]] = segment["text"].strip()
+    text = texts.get(lang, "")
+    return f"{m['code']}{m['gap']}# {text}" if text else m["code"]
+
+
+def _comment_column(line: str) -> int | None:
+    """Where the comment of one line of code starts (None: no comment, or not tokenizable)."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line + "\n").readline):
+            if token.type == tokenize.COMMENT:
+                return token.start[1]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return None
 
 
 def has_solution(code: str) -> bool:
@@ -198,12 +236,19 @@ def code_skeleton(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
     shape = []
     for cell in nb.cells:
         if cell.cell_type == "code":
-            lines = [line for line in cell.source.split("\n") if not line.lstrip().startswith("#")]
+            lines = [_without_comment(line) for line in cell.source.split("\n")
+                     if not line.lstrip().startswith("#")]
             code = re.sub(r'set_language\("[a-z]{2}"\)', "set_language(LANG)", "\n".join(lines))
             shape.append(("code", code))
         else:
             shape.append((cell.cell_type, ""))
     return shape
+
+
+def _without_comment(line: str) -> str:
+    """A line of code without the comment after it (comments may differ by language)."""
+    column = _comment_column(line)
+    return line if column is None else line[:column].rstrip()
 
 
 def check_parity(per_lang: dict[str, nbformat.NotebookNode], origin: str) -> None:
