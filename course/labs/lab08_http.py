@@ -285,7 +285,8 @@ grading.check_refusal(refusal)
 #    a JSON-RPC request or notification (`jsonrpc.classify` raises `JsonRpcError`, or says it
 #    is a `"result"` or an `"error"`): 400 with code -32600.
 # 5. A notification: 202 with no body (`http.response.start` with status 202, then an empty
-#    body).
+#    body), whatever its method and params; it does not go to the server (in this era no
+#    client notification travels over HTTP, and `answer` would wait for a response).
 # 6. A request: `replies = await answer(server, message)`. The final response is
 #    `replies[-1]`. If it is the only message, answer it with `send_json`: status 404 if its
 #    error code is -32601, 400 for the other protocol errors (-32700, -32600, -32602, -32020,
@@ -318,7 +319,8 @@ grading.check_refusal(refusal)
 #    o no es una solicitud ni una notificación JSON-RPC (`jsonrpc.classify` lanza
 #    `JsonRpcError`, o dice que es un `"result"` o un `"error"`): 400 con el código -32600.
 # 5. Una notificación: 202 sin cuerpo (`http.response.start` con estado 202 y después un cuerpo
-#    vacío).
+#    vacío), sean cuales sean su método y sus params; no va al servidor (en esta era ninguna
+#    notificación del cliente viaja por HTTP, y `answer` esperaría una respuesta).
 # 6. Una solicitud: `replies = await answer(server, message)`. La respuesta final es
 #    `replies[-1]`. Si es el único mensaje, respóndela con `send_json`: estado 404 si su código
 #    de error es -32601, 400 para los demás errores de protocolo (-32700, -32600, -32602,

@@ -448,7 +448,11 @@ def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
         message = jsonrpc.request(rng.choice([1, "a", 7]), method, {**params, "_meta": meta})
         return modern_headers(message), json.dumps(message).encode()
     if roll < 0.55:
-        message = jsonrpc.notification("notifications/initialized", {"_meta": META})
+        message = rng.choice([
+            jsonrpc.notification("notifications/initialized", {"_meta": META}),
+            jsonrpc.notification("notifications/cancelled", {"requestId": 1, "_meta": META}),
+            jsonrpc.notification("notifications/initialized"),  # no _meta, no params
+            jsonrpc.notification("notifications/made_up", {"x": [1]})])
         return modern_headers(message), json.dumps(message).encode()
     if roll < 0.62:
         return None, rng.choice([b"{not json", b"", b"[1, 2", b"\xff"])
@@ -672,6 +676,15 @@ def check_notes_front(make_app: Callable) -> None:
             (_("a notification: 202", "una notificación: 202"), lambda: _post(http.url, note),
              {"status": 202, "format": None},
              _("a notification gets 202 and no body", "una notificación recibe 202 sin cuerpo")),
+            (_("any notification: 202", "cualquier notificación: 202"),
+             lambda: [_post(http.url, jsonrpc.notification(m, p))["status"]
+                      for m, p in (("notifications/made_up", {"x": [1]}),
+                                   ("notifications/initialized", None))],
+             [202, 202],
+             _("every notification gets 202 and no body, whatever its method or params: it "
+               "does not go to the server",
+               "toda notificación recibe 202 sin cuerpo, sean cuales sean su método o sus "
+               "params: no va al servidor")),
             (_("an unknown method: 404", "un método desconocido: 404"),
              lambda: _post(http.url, unknown), {"status": 404, "format": "json", "code": -32601},
              _("-32601 travels with HTTP 404 in the modern era",
