@@ -59,7 +59,7 @@ class ToolCall:
 
 def api_name(name: str) -> str:
     """A name model APIs accept for the MCP tool name ``name`` (itself, if it already is)."""
-    if _NAME_OK.match(name):
+    if _NAME_OK.fullmatch(name):  # not match: "$" also matches before a final "\n"
         return name
     cleaned = _NAME_BAD_CHARS.sub("_", name) or "tool"
     if len(cleaned) > MAX_NAME:

@@ -364,8 +364,16 @@ def test_tool_names_are_made_api_safe_and_map_back():
     assert api[0] == "notes_search_v2" and api[1] == "notes_search_v2_2"
     assert len(api[2]) == 64
     for tool, api_name in zip(TOOLS, api, strict=True):
-        assert toolformats._NAME_OK.match(api_name)
+        assert toolformats._NAME_OK.fullmatch(api_name)
         assert names.mcp(api_name) == tool["name"]
+
+
+def test_a_name_is_kept_only_when_all_of_it_is_api_safe():
+    # "$" also matches before a final newline: "abc\n" must not pass as an API name.
+    assert toolformats.api_name("abc\n") == "abc_"
+    assert toolformats.api_name("abc") == "abc"
+    names = toolformats.ToolNames(["abc\n", "abc"])
+    assert names.api("abc\n") == "abc_" and names.api("abc") == "abc"
 
 
 def test_anthropic_and_openai_tool_definitions():

@@ -260,7 +260,8 @@ grading.check_merge(merge)
 #
 # - `update(server, tools)`: `server`'s list is now `tools`; merge again, **in config order**
 #   (whatever order the servers came up in). Under `"reject"`, a collision raises
-#   `NameCollision` and leaves the namespace as it was.
+#   `NameCollision` and leaves the namespace as it was. A `server` that is not in the config
+#   is ignored: its tools are never merged.
 # - `remove(server)`: the server is gone for good (a server never updated: nothing changes).
 # - `tools()`: the merged tools.
 # - `route(name)`: `(server, original name)` for an exposed name, or raise
@@ -283,7 +284,8 @@ grading.check_merge(merge)
 #
 # - `update(server, tools)`: la lista de `server` pasa a ser `tools`; vuelve a fusionar, **en el
 #   orden de la configuración** (sea cual sea el orden en que arrancaron los servidores). Con
-#   `"reject"`, una colisión lanza `NameCollision` y deja el espacio de nombres como estaba.
+#   `"reject"`, una colisión lanza `NameCollision` y deja el espacio de nombres como estaba. Un
+#   `server` que no está en la configuración se ignora: sus herramientas nunca se fusionan.
 # - `remove(server)`: el servidor se fue definitivamente (si nunca se actualizó, no cambia nada).
 # - `tools()`: las herramientas fusionadas.
 # - `route(name)`: `(servidor, nombre original)` para un nombre expuesto, o lanza

@@ -118,11 +118,12 @@ def sign(secret, data):
 #
 # ## Part 1 · Which era is this request?
 #
-# A server that speaks both eras decides, for every request, which one it belongs to, the way
-# `Connection._context_for` does in `mcpkit/connection.py`. Write
-# `request_era(method, params, initialized)`: `initialized` says whether this connection
-# completed an `initialize` handshake. Return `"legacy"` or `"modern"`, or **raise** the
-# JSON-RPC error the request gets. In this order:
+# A server that speaks both eras decides, for every request, which one it belongs to, by the
+# rules below. Write `request_era(method, params, initialized)`: `params` is the request's
+# params, always a dict (the JSON-RPC layer has already turned missing params into `{}` and
+# refused any other type); `initialized` says whether this connection completed an
+# `initialize` handshake. Return `"legacy"` or `"modern"`, or **raise** the JSON-RPC error the
+# request gets. In this order:
 #
 # 1. `params["_meta"]`, when present and not `None`, must be an object, and its known keys must
 #    have the right type, in **either** era: `META_PROTOCOL_VERSION` and `META_LOG_LEVEL`
@@ -132,7 +133,8 @@ def sign(secret, data):
 #    modern-only methods `server/discover` and `subscriptions/listen`: `MethodNotFound`
 #    (-32601).
 # 3. No handshake and no version in `_meta`: `"legacy"` for `ping` (the one request allowed
-#    before `initialize`); anything else is malformed, `InvalidParams`.
+#    before `initialize`); anything else is malformed, `InvalidParams`. Any string is a
+#    version here, even `""` (it fails at step 5).
 # 4. Modern from here on. `META_CLIENT_CAPABILITIES` missing: `InvalidParams` (an empty
 #    object is how a client says it has none).
 # 5. A version that is not in `MODERN_VERSIONS` (a future date, or a legacy one: legacy
@@ -152,11 +154,12 @@ def sign(secret, data):
 #
 # ## Parte 1 · ¿De qué era es esta solicitud?
 #
-# Un servidor que habla las dos eras decide, para cada solicitud, a cuál pertenece, como hace
-# `Connection._context_for` en `mcpkit/connection.py`. Escribe
-# `request_era(method, params, initialized)`: `initialized` dice si esta conexión completó un
-# handshake `initialize`. Devuelve `"legacy"` o `"modern"`, o **lanza** el error JSON-RPC que
-# recibe la solicitud. En este orden:
+# Un servidor que habla las dos eras decide, para cada solicitud, a cuál pertenece, con las
+# reglas de abajo. Escribe `request_era(method, params, initialized)`: `params` son los params
+# de la solicitud, siempre un dict (la capa JSON-RPC ya convirtió unos params ausentes en `{}`
+# y rechazó cualquier otro tipo); `initialized` dice si esta conexión completó un handshake
+# `initialize`. Devuelve `"legacy"` o `"modern"`, o **lanza** el error JSON-RPC que recibe la
+# solicitud. En este orden:
 #
 # 1. `params["_meta"]`, si está y no es `None`, debe ser un objeto, y sus claves conocidas deben
 #    tener el tipo correcto, en **las dos** eras: `META_PROTOCOL_VERSION` y `META_LOG_LEVEL`
@@ -166,6 +169,7 @@ def sign(secret, data):
 #    solo modernos `server/discover` y `subscriptions/listen`: `MethodNotFound` (-32601).
 # 3. Sin handshake y sin versión en `_meta`: `"legacy"` para `ping` (la única solicitud
 #    permitida antes de `initialize`); cualquier otra está mal formada, `InvalidParams`.
+#    Cualquier cadena es aquí una versión, incluso `""` (falla en el paso 5).
 # 4. A partir de aquí, moderna. Si falta `META_CLIENT_CAPABILITIES`: `InvalidParams` (un objeto
 #    vacío es la forma en que un cliente dice que no tiene ninguna).
 # 5. Una versión que no está en `MODERN_VERSIONS` (una fecha futura o una heredada: las
@@ -236,7 +240,8 @@ grading.check_request_era(request_era)
 # - `"supportedVersions"`: every revision this server speaks, newest first
 #   (`list(SUPPORTED_VERSIONS)`: a client that probes with a version we lack picks from it);
 # - `"capabilities"`: `capabilities`, as given;
-# - `"instructions"`: only when `instructions` is not `None` (leave the key out otherwise);
+# - `"instructions"`: only when `instructions` is a non-empty string (`None` or `""`: leave
+#   the key out);
 # - the caching hints `"ttlMs": ttl_ms` and `"cacheScope": cache_scope`: how long, and for
 #   whom (`"public"`: any user of this client; `"private"`: this user only), a client may keep
 #   the result before asking again;
@@ -256,7 +261,8 @@ grading.check_request_era(request_era)
 #   (`list(SUPPORTED_VERSIONS)`: un cliente que sondea con una versión que no tenemos elige de
 #   aquí);
 # - `"capabilities"`: `capabilities`, tal cual;
-# - `"instructions"`: solo cuando `instructions` no es `None` (si no, omite la clave);
+# - `"instructions"`: solo cuando `instructions` es una cadena no vacía (`None` o `""`: omite
+#   la clave);
 # - las indicaciones de caché `"ttlMs": ttl_ms` y `"cacheScope": cache_scope`: cuánto tiempo, y para
 #   quién (`"public"`: cualquier usuario de este cliente; `"private"`: solo este usuario), puede
 #   guardar un cliente el resultado antes de volver a preguntar;
@@ -268,7 +274,7 @@ grading.check_request_era(request_era)
 def discover_result(info, capabilities, instructions, ttl_ms, cache_scope):
     ### BEGIN SOLUTION
     result = {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": capabilities}
-    if instructions is not None:
+    if instructions:
         result["instructions"] = instructions
     result.update({"ttlMs": ttl_ms, "cacheScope": cache_scope, "resultType": "complete",
                    "_meta": {META_SERVER_INFO: info}})
@@ -296,7 +302,8 @@ grading.check_discover_result(discover_result)
 #   `{"v": STATE_VERSION, "f": request_fingerprint(method, params), "exp": int(now + ttl_s),
 #   "p": payload}`, encoded as compact JSON with sorted keys
 #   (`json.dumps(body, separators=(",", ":"), sort_keys=True).encode()`); the state is
-#   `b64(body) + "." + b64(sign(secret, body))`.
+#   `b64(body) + "." + b64(sign(secret, body))`. (`v` is the format's version, for a later
+#   format to be told apart; `open_state` need not check it.)
 # - `open_state(secret, method, params, state, now)`: the payload, or `InvalidParams` when the
 #   state is malformed (not a string, not two parts, not base64, not JSON), its MAC does not
 #   match (compare with `hmac.compare_digest`: a plain `==` leaks, by its timing, how much of
@@ -321,7 +328,8 @@ grading.check_discover_result(discover_result)
 #   `{"v": STATE_VERSION, "f": request_fingerprint(method, params), "exp": int(now + ttl_s),
 #   "p": payload}`, codificado como JSON compacto con las claves ordenadas
 #   (`json.dumps(body, separators=(",", ":"), sort_keys=True).encode()`); el estado es
-#   `b64(body) + "." + b64(sign(secret, body))`.
+#   `b64(body) + "." + b64(sign(secret, body))`. (`v` es la versión del formato, para
+#   distinguir un formato posterior; `open_state` no necesita comprobarla.)
 # - `open_state(secret, method, params, state, now)`: la carga útil (payload), o `InvalidParams`
 #   cuando el estado está mal formado (no es una cadena, no tiene dos partes, no es base64, no
 #   es JSON), su MAC no coincide (compara con `hmac.compare_digest`: un `==` normal revela, por

@@ -166,16 +166,17 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 # `token` the bearer token the server requires (or `None`). Return `None` when the request
 # may go on, or `(status, message)` for the first rule it breaks, in this order:
 #
-# 1. the path, without a trailing `/`, is not `/mcp`: 404;
+# 1. the path, without its trailing `/`s (`/mcp/` and `/mcp//` are `/mcp`), is not `/mcp`: 404;
 # 2. no `host` header, or its `host_name` is not in `LOOPBACK`: 403;
 # 3. an `origin` header whose scheme is not `http`/`https` or whose host is not in
 #    `LOOPBACK`: 403;
-# 4. with a `token`: `authorization` must be `Bearer <credentials>` (split at the first space;
+# 4. with a `token` (`None` or `""`: no token): `authorization` must be `Bearer <credentials>` (split at the first space;
 #    the scheme in any case; credentials not empty), and the credentials, stripped, must be
 #    `same_secret` as the token: else 401;
 # 5. a method other than GET, POST or DELETE: 405;
 # 6. a POST only: `content-type`'s media types must include `application/json` (415), and
-#    unless `accept` is missing (which accepts anything), its media types must accept both
+#    unless `accept` is missing (which accepts anything; present but empty, it accepts
+#    nothing), its media types must accept both
 #    `application/json` and `text/event-stream`, each by its exact name, its family
 #    (`application/*`, `text/*`) or `*/*` (406).
 
@@ -204,16 +205,17 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 # cuando la solicitud puede seguir, o `(status, message)` para la primera regla que incumple,
 # en este orden:
 #
-# 1. la ruta, sin `/` final, no es `/mcp`: 404;
+# 1. la ruta, sin sus `/` finales (`/mcp/` y `/mcp//` son `/mcp`), no es `/mcp`: 404;
 # 2. no hay cabecera `host`, o su `host_name` no está en `LOOPBACK`: 403;
 # 3. una cabecera `origin` cuyo esquema no es `http`/`https` o cuyo host no está en
 #    `LOOPBACK`: 403;
-# 4. con un `token`: `authorization` debe ser `Bearer <credenciales>` (partida en el primer
+# 4. con un `token` (`None` o `""`: sin token): `authorization` debe ser `Bearer <credenciales>` (partida en el primer
 #    espacio; el esquema en mayúsculas o minúsculas; credenciales no vacías), y las
 #    credenciales, sin espacios alrededor, deben ser `same_secret` con el token: si no, 401;
 # 5. un método que no es GET, POST ni DELETE: 405;
 # 6. solo en un POST: los tipos de `content-type` deben incluir `application/json` (415) y,
-#    salvo que falte `accept` (que acepta cualquier cosa), sus tipos deben aceptar
+#    salvo que falte `accept` (que acepta cualquier cosa; presente pero vacío, no acepta
+#    nada), sus tipos deben aceptar
 #    `application/json` y `text/event-stream`, cada uno por su nombre exacto, su familia
 #    (`application/*`, `text/*`) o `*/*` (406).
 
@@ -230,7 +232,7 @@ def refusal(method, path, headers, token):
         scheme, name = origin_parts(origin)
         if scheme not in ("http", "https") or name not in LOOPBACK:
             return 403, f"Origin {origin!r} is not allowed (DNS rebinding protection)"
-    if token is not None:
+    if token:
         scheme, _, credentials = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not credentials:
             return 401, "this server needs Authorization: Bearer <token>"
@@ -283,7 +285,8 @@ grading.check_refusal(refusal)
 #    a JSON-RPC request or notification (`jsonrpc.classify` raises `JsonRpcError`, or says it
 #    is a `"result"` or an `"error"`): 400 with code -32600.
 # 5. A notification: 202 with no body (`http.response.start` with status 202, then an empty
-#    body).
+#    body), whatever its method and params; it does not go to the server (in this era no
+#    client notification travels over HTTP, and `answer` would wait for a response).
 # 6. A request: `replies = await answer(server, message)`. The final response is
 #    `replies[-1]`. If it is the only message, answer it with `send_json`: status 404 if its
 #    error code is -32601, 400 for the other protocol errors (-32700, -32600, -32602, -32020,
@@ -316,7 +319,8 @@ grading.check_refusal(refusal)
 #    o no es una solicitud ni una notificación JSON-RPC (`jsonrpc.classify` lanza
 #    `JsonRpcError`, o dice que es un `"result"` o un `"error"`): 400 con el código -32600.
 # 5. Una notificación: 202 sin cuerpo (`http.response.start` con estado 202 y después un cuerpo
-#    vacío).
+#    vacío), sean cuales sean su método y sus params; no va al servidor (en esta era ninguna
+#    notificación del cliente viaja por HTTP, y `answer` esperaría una respuesta).
 # 6. Una solicitud: `replies = await answer(server, message)`. La respuesta final es
 #    `replies[-1]`. Si es el único mensaje, respóndela con `send_json`: estado 404 si su código
 #    de error es -32601, 400 para los demás errores de protocolo (-32700, -32600, -32602,

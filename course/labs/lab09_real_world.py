@@ -384,7 +384,8 @@ grading.check_harness(harness)
 # the same tools with the same required arguments and hints (`readOnlyHint` on the two that
 # only read, `destructiveHint` and `idempotentHint` on `notes_delete`); a list result as one
 # text block holding its JSON (`json.dumps(value, ensure_ascii=False)`); a failing tool as
-# `isError`; a missing note read as the error -32002 and a prompt for one as -32602 (raise
+# `isError`; `resources/read` of a note that does not exist as the error -32002, and
+# `prompts/get` of `review_note` for a note that does not exist as the error -32602 (raise
 # `MCPError(code, message)` from `mcp`: the SDK passes it on as it is). Run
 # `python -m mcpkit serve mcpkit.examples.notes:server` and lesson 09's side-by-side to see it.
 
@@ -405,8 +406,9 @@ grading.check_harness(harness)
 # argumentos obligatorios e indicaciones (`readOnlyHint` en las dos que solo leen,
 # `destructiveHint` e `idempotentHint` en `notes_delete`); un resultado de lista como un solo
 # bloque de texto con su JSON (`json.dumps(value, ensure_ascii=False)`); una herramienta que
-# falla como `isError`; leer una nota que falta como el error -32002 y un prompt para una como
-# -32602 (lanza `MCPError(code, message)` de `mcp`: el SDK lo transmite tal cual). Ejecuta
+# falla como `isError`; `resources/read` de una nota que no existe como el error -32002, y
+# `prompts/get` de `review_note` para una nota que no existe como el error -32602 (lanza
+# `MCPError(code, message)` de `mcp`: el SDK lo transmite tal cual). Ejecuta
 # `python -m mcpkit serve mcpkit.examples.notes:server` y la comparación de la lección 09
 # para verlo.
 

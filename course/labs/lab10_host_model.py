@@ -125,7 +125,8 @@ def block_text(block):
 # `^[a-zA-Z0-9_-]{1,64}$`. Write:
 #
 # - `api_names(names)`: a dict from each MCP name to its API name, taking the names in order:
-#   1. a name that matches `API_NAME` stays as it is;
+#   1. a name that matches `API_NAME` as a whole stays as it is (`API_NAME.fullmatch`: with
+#      `match`, the `$` also matches before a final newline, so `"abc\n"` would pass);
 #   2. otherwise every character outside `[a-zA-Z0-9_-]` becomes `_` (an empty result is
 #      `"tool"`), and if that is longer than 64, it is cut to its first 55 characters, then
 #      `_` and the first 8 hex digits of `hashlib.sha1(name.encode())` (of the MCP name)
@@ -161,7 +162,9 @@ def block_text(block):
 #
 # - `api_names(names)`: un dict de cada nombre MCP a su nombre para la API, tomando los
 #   nombres en orden:
-#   1. un nombre que encaja con `API_NAME` se queda igual;
+#   1. un nombre que encaja entero con `API_NAME` se queda igual (`API_NAME.fullmatch`: con
+#      `match`, el `$` también encaja antes de un salto de línea final, así que `"abc\n"`
+#      pasaría);
 #   2. si no, cada carácter fuera de `[a-zA-Z0-9_-]` se vuelve `_` (un resultado vacío es
 #      `"tool"`) y, si queda más largo que 64, se corta a sus 55 primeros caracteres y le
 #      siguen `_` y los 8 primeros dígitos hex de `hashlib.sha1(name.encode())` (del nombre
@@ -182,7 +185,7 @@ def api_names(names):
     ### BEGIN SOLUTION
     to_api, taken = {}, set()
     for name in names:
-        if API_NAME.match(name):
+        if API_NAME.fullmatch(name):
             cleaned = name
         else:
             cleaned = re.sub(r"[^a-zA-Z0-9_-]", "_", name) or "tool"
@@ -268,8 +271,8 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   `structuredContent`, one text block with `json.dumps(structuredContent,
 #   ensure_ascii=False)`), an `image` block becoming `{"type": "image", "source": {"type":
 #   "base64", "media_type": <its mimeType, or "image/png">, "data": <its data, or "">}}` and
-#   every other block `{"type": "text", "text": block_text(block)}`; and `"is_error": True`
-#   only when `result["isError"] is True`.
+#   every other block `{"type": "text", "text": block_text(block)}`; the key `"is_error"`
+#   is there (as `True`) only when `result["isError"] is True`, and absent otherwise.
 # - `tool_message(call_id, result=None, error=None)`: the OpenAI `{"role": "tool",
 #   "tool_call_id": call_id, "content": text}`. This format has no error flag, so an error is
 #   said in words: `"Error: " + (error or "no result")`; a result is the
@@ -300,7 +303,8 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   `json.dumps(structuredContent, ensure_ascii=False)`), donde un bloque `image` pasa a
 #   `{"type": "image", "source": {"type": "base64", "media_type": <su mimeType, o
 #   "image/png">, "data": <su data, o "">}}` y cualquier otro bloque a `{"type": "text",
-#   "text": block_text(block)}`; y `"is_error": True` solo cuando `result["isError"] is True`.
+#   "text": block_text(block)}`; la clave `"is_error"` solo está (con `True`) cuando
+#   `result["isError"] is True`, y falta en los demás casos.
 # - `tool_message(call_id, result=None, error=None)`: el `{"role": "tool", "tool_call_id":
 #   call_id, "content": texto}` de OpenAI. Este formato no tiene marca de error, así que un
 #   error se dice con palabras: `"Error: " + (error or "no result")`; un resultado es
@@ -426,7 +430,8 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #      `tool_result(id, error=<your words>)`.
 #    - otherwise `host.call_tool(name, arguments)`. A `ServerError`, `SessionError` or
 #      `HostError`: `"protocol-error"`, `tool_result(id, error=...)`. A result with `isError`
-#      `True`: `"tool-error"`, `tool_result(id, result)`. A result whose text (the
+#      `True`: `"tool-error"`, `tool_result(id, result)`, whatever its text says. Any other
+#      result whose text (the
 #      `block_text` of its blocks, as in part 2) `looks_injected`: `"quarantined"`,
 #      `tool_result(id, error=...)` instead of the result (prompt injection: the model must
 #      not read it). Else `"ok"`, `tool_result(id, result)`.
@@ -466,7 +471,8 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #      llegan a un servidor; el modelo recibe `tool_result(id, error=<tus palabras>)`.
 #    - si no, `host.call_tool(name, arguments)`. Un `ServerError`, `SessionError` o
 #      `HostError`: `"protocol-error"`, `tool_result(id, error=...)`. Un resultado con
-#      `isError` `True`: `"tool-error"`, `tool_result(id, result)`. Un resultado cuyo texto (el
+#      `isError` `True`: `"tool-error"`, `tool_result(id, result)`, diga lo que diga su
+#      texto. Cualquier otro resultado cuyo texto (el
 #      `block_text` de sus bloques, como en la parte 2) `looks_injected`: `"quarantined"`,
 #      `tool_result(id, error=...)` en lugar del resultado (inyección de prompts: el modelo no
 #      debe leerlo). Si no, `"ok"`, `tool_result(id, result)`.

@@ -57,9 +57,11 @@ CLOSE_GRACE = 1.0
 GONE_GRACE = 0.5
 
 
-def server_command(log: str | None = None) -> list[str]:
-    """The command that starts lab 06's test server (``log``: a file it appends its pid to)."""
-    return [sys.executable, "-I", SERVER_SCRIPT, *([log] if log else [])]
+def server_command(log: str | None = None, refuse: bool = False) -> list[str]:
+    """The command that starts lab 06's test server (``log``: a file it appends its pid to;
+    ``refuse``: it stays up but answers every request with an error, so ping fails)."""
+    return [sys.executable, "-I", SERVER_SCRIPT, *(["--refuse"] if refuse else []),
+            *([log] if log else [])]
 
 
 def failing_command(log: str) -> list[str]:
@@ -242,6 +244,12 @@ def check_merge(merge: Callable[..., Any]) -> None:
         return _merged(reference_merge, servers, policy, separator)
 
     results = [
+        case(_("the servers' own lists are left alone", "las listas de los servidores no se tocan"),
+             lambda: _merged(merge, two, "prefix")[1], True,
+             hint=_("copy each tool ({**tool, 'name': exposed}) instead of renaming it in "
+                    "place: the server's list is the server's",
+                    "copia cada herramienta ({**tool, 'name': expuesto}) en lugar de "
+                    "renombrarla en su sitio: la lista del servidor es del servidor")),
         case(_("no collision: names stay as they are", "sin colisión: los nombres no cambian"),
              lambda: _merged(merge, {"files": _tools("read"), "web": _tools("fetch")},
                              "prefix-on-collision"),
@@ -287,6 +295,18 @@ def check_merge(merge: Callable[..., Any]) -> None:
                     "(its first one wins), under every policy",
                     "solo chocan dos servidores distintos; el duplicado de un mismo servidor "
                     "queda oculto (gana el primero), con cualquier política")),
+        case(_("prefix-on-collision: a name twice in one server is not shared",
+               "prefix-on-collision: un nombre repetido en un servidor no es compartido"),
+             lambda: _merged(merge, {"files": _tools("read", "read"), "web": _tools("fetch")},
+                             "prefix-on-collision"),
+             expect({"files": _tools("read", "read"), "web": _tools("fetch")},
+                    "prefix-on-collision"),
+             hint=_("a name is shared when two or more different servers offer it; count "
+                    "servers, not tools (the duplicate is hidden, the first keeps the plain "
+                    "name)",
+                    "un nombre es compartido cuando lo ofrecen dos o más servidores distintos; "
+                    "cuenta servidores, no herramientas (el duplicado queda oculto, el primero "
+                    "conserva el nombre sin prefijo)")),
         case(_("a prefixed name can collide too (`a` + `b__c`, `a__b` + `c`)",
                "un nombre con prefijo también puede chocar (`a` + `b__c`, `a__b` + `c`)"),
              lambda: _merged(merge, {"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
@@ -295,12 +315,6 @@ def check_merge(merge: Callable[..., Any]) -> None:
                     "taken",
                     "compara el nombre expuesto, ya con el prefijo, con los nombres ya "
                     "ocupados")),
-        case(_("the servers' own lists are left alone", "las listas de los servidores no se tocan"),
-             lambda: _merged(merge, two, "prefix")[1], True,
-             hint=_("copy each tool ({**tool, 'name': exposed}) instead of renaming it in "
-                    "place: the server's list is the server's",
-                    "copia cada herramienta ({**tool, 'name': expuesto}) en lugar de "
-                    "renombrarla en su sitio: la lista del servidor es del servidor")),
         case(_("an unknown policy is a ValueError", "una política desconocida es un ValueError"),
              lambda: _merged(merge, two, "last-wins")[0], {"raised": "ValueError"}),
         differential(
@@ -420,6 +434,15 @@ def check_namespace(make: Callable[..., Any]) -> None:
                     "order update() was called in",
                     "fusiona los servidores en el orden dado a Namespace(servers), sea cual "
                     "sea el orden de las llamadas a update()")),
+        case(_("an update from a server not in the config is ignored",
+               "una actualización de un servidor que no está en la configuración se ignora"),
+             *both([("new", ["files", "web"], "prefix-on-collision"), files,
+                    ("update", "stray", ["search", "extra"]), ("tools",), ("route", "search"),
+                    ("route", "extra")]),
+             hint=_("merge only the servers given to Namespace(servers), in that order: a "
+                    "server outside the config adds no tools",
+                    "fusiona solo los servidores dados a Namespace(servers), en ese orden: un "
+                    "servidor fuera de la configuración no añade herramientas")),
         case(_("remove(): a server gone for good takes its names with it",
                "remove(): un servidor que se fue del todo se lleva sus nombres"),
              *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
@@ -712,29 +735,37 @@ class Rig:
     clock and notify, and what was left once it closed."""
 
     def __init__(self, make: Callable[..., Any], command: str = "good",
-                 block_after: int | None = None) -> None:
+                 block_after: int | None = None, own_sleep: bool = False) -> None:
         self.folder = tempfile.TemporaryDirectory()
         self.log = os.path.join(self.folder.name, "starts.log")
         self.backoff = RecordingBackoff()
         self.clock = FakeClock()
         self.sleeps: list[float] = []
         self.notices: list[tuple[int, bool]] = []
+        self.pids_asleep: list[Any] = []  # the supervisor's pid at each sleep (a dead server's)
         self.released = threading.Event()
         self.block_after = block_after
         self.threads = set(threading.enumerate())
         self.kids = child_processes()
         self.name = "notes"
         self.command = {"good": server_command(self.log), "failing": failing_command(self.log),
+                        "refusing": server_command(self.log, refuse=True),
                         "missing": [os.path.join(self.folder.name, "no-such-server")]}[command]
         self.supervisor: Any = None
+        if own_sleep:  # the supervisor's own sleep, and a backoff of 30 s delays
+            self.backoff._policy = ReferenceBackoff(ScriptedRandom([0.5]), base=30.0)
+            options: dict[str, Any] = {}
+        else:
+            options = {"sleep": self.sleep}
         made = bounded(lambda: make(self.name, list(self.command), self.backoff,
-                                    sleep=self.sleep, notify=self.notify, clock=self.clock,
-                                    stable_after=10.0), CLOSE_GRACE, plain=False)
+                                    notify=self.notify, clock=self.clock, stable_after=10.0,
+                                    **options), CLOSE_GRACE, plain=False)
         if isinstance(made, Seen):
             raise _SetupFailed(made)
         self.supervisor = made
 
     def sleep(self, seconds: float) -> None:
+        self.pids_asleep.append(self.pid())
         self.sleeps.append(seconds)
         if self.block_after is not None and len(self.sleeps) >= self.block_after:
             self.released.wait(RESTART_WAIT)
@@ -782,10 +813,16 @@ class Rig:
             time.sleep(0.005)
         return False
 
-    def close(self) -> list[Any]:
-        """Close the supervisor: [what close() did, threads left, children left]."""
+    def close(self) -> dict[str, Any]:
+        """Close the supervisor: what close() did, the threads alive when it returned, the
+        threads and children left once it had. A thread blocked in the injected sleep is
+        released only a moment after close() began: a close() that does not join returns
+        while it still sleeps."""
+        threading.Timer(0.3, self.released.set).start()
+        closed = bounded(self.supervisor.close, CLOSE_GRACE + 0.3)
         self.released.set()
-        closed = bounded(self.supervisor.close, CLOSE_GRACE)
+        alive = len({t for t in threading.enumerate() if t not in self.threads
+                     and t.is_alive() and not isinstance(t, threading.Timer)})
         deadline = time.monotonic() + GONE_GRACE
         threads: set[threading.Thread] = set()
         kids: set[int] = set()
@@ -793,10 +830,15 @@ class Rig:
             threads = {t for t in threading.enumerate() if t not in self.threads
                        and t.is_alive()}
             kids = child_processes() - self.kids
+            threads = {t for t in threads if not isinstance(t, threading.Timer)}
             if not threads and not kids:
                 break
             time.sleep(0.01)
-        return [closed, len(threads), len(kids)]
+        return {_("close() returned", "close() devolvió"): closed,
+                _("threads alive when close() returned", "hilos vivos al volver close()"):
+                    alive,
+                _("threads left", "hilos que quedan"): len(threads),
+                _("child processes left", "procesos hijo que quedan"): len(kids)}
 
     def cleanup(self) -> None:
         self.released.set()
@@ -815,19 +857,20 @@ class _SetupFailed(Exception):
         self.what = what
 
 
-def rigged(make: Callable[..., Any], body: Callable[[Rig], list[Any]], command: str = "good",
-           block_after: int | None = None) -> Callable[[], Any]:
+def rigged(make: Callable[..., Any], body: Callable[[Rig], dict[str, Any]],
+           command: str = "good", block_after: int | None = None,
+           own_sleep: bool = False) -> Callable[[], Any]:
     """A thunk for case(): a rig, ``body(rig)``, then close() and what it left behind."""
 
     def thunk() -> Any:
         rig = None
         try:
             try:
-                rig = Rig(make, command, block_after)
+                rig = Rig(make, command, block_after, own_sleep)
             except _SetupFailed as exc:
-                return [exc.what]
+                return {_("Supervisor(...) raised", "Supervisor(...) lanzó"): exc.what}
             value = body(rig)
-            return [*value, *rig.close()]
+            return {**value, **rig.close()}
         finally:
             if rig is not None:
                 rig.cleanup()
@@ -839,40 +882,87 @@ def _start(rig: Rig) -> Any:
     return bounded(rig.supervisor.start, RESTART_WAIT)
 
 
-def _kill_and_return(rig: Rig, kills: int, tick_before: set[int] = frozenset()) -> list[Any]:
+def _L(en: str, es: str) -> str:  # noqa: N802  (a label in the report)
+    return _(en, es)
+
+
+def _kill_and_return(rig: Rig, kills: int, tick_before: set[int] = frozenset(),
+                     tick: float = 100.0) -> dict[str, Any]:
     started = _start(rig)
     first = rig.wait_for_new_pid(None)
     restarted = []
     pid = first
     for n in range(kills):
         if n in tick_before:
-            rig.clock.now += 100.0  # the server stayed up longer than stable_after
+            rig.clock.now += tick  # the server stayed up that long (stable_after is 10)
         killed = rig.kill(pid)
         new = rig.wait_for_new_pid(pid) if killed else None
         restarted.append(killed and new is not None)
         pid = new
-    return [seen(started), first is not None, restarted,
-            list(rig.backoff.calls), rig.sleeps == rig.backoff.delays, list(rig.notices)]
+    return {_L("start() returned", "start() devolvió"): seen(started),
+            _L("a server came up", "un servidor arrancó"): first is not None,
+            _L("restarted after each kill", "rearrancado tras cada muerte"): restarted,
+            _L("backoff calls", "llamadas al retroceso"): list(rig.backoff.calls),
+            _L("slept the backoff's delays", "durmió los tiempos del retroceso"):
+                rig.sleeps == rig.backoff.delays,
+            _L("self.pid while waiting to restart", "self.pid mientras espera para rearrancar"):
+                rig.pids_asleep,
+            _L("notices (failures, message names server and count)",
+               "avisos (fallos, el mensaje nombra servidor y número)"): list(rig.notices)}
+
+
+def _labels(values: list[Any], *names: tuple[str, str]) -> dict[str, Any]:
+    return {_L(en, es): v for (en, es), v in zip(names, values, strict=True)}
+
+
+_OK_END = (("close() returned", "close() devolvió"),
+           ("threads alive when close() returned", "hilos vivos al volver close()"),
+           ("threads left", "hilos que quedan"),
+           ("child processes left", "procesos hijo que quedan"))
+_KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
+          ("restarted after each kill", "rearrancado tras cada muerte"),
+          ("backoff calls", "llamadas al retroceso"),
+          ("slept the backoff's delays", "durmió los tiempos del retroceso"),
+          ("self.pid while waiting to restart", "self.pid mientras espera para rearrancar"),
+          ("notices (failures, message names server and count)",
+           "avisos (fallos, el mensaje nombra servidor y número)"))
+_NEVER = (("start() returned", "start() devolvió"),
+          ("each start was tried", "se intentó cada arranque"),
+          ("backoff calls", "llamadas al retroceso"),
+          ("slept the backoff's delays", "durmió los tiempos del retroceso"),
+          ("notices (failures, message names server and count)",
+           "avisos (fallos, el mensaje nombra servidor y número)"))
 
 
 def check_supervisor(make: Callable[..., Any]) -> None:
     """Part 4: a supervisor that brings a killed server back, with the backoff's delays."""
-    ok_end = [None, 0, 0]  # close() returned None; no thread, no child process left
+    ok_end = [None, 0, 0, 0]  # close() returned None; no thread, no child process left
+
+    def kills(*values: Any) -> dict[str, Any]:
+        return _labels([*values, *ok_end], *_KILLS, *_OK_END)
+
+    def never(*values: Any, missing: bool = False) -> dict[str, Any]:
+        names = [n for n in _NEVER if not (missing and n[0] == "each start was tried")]
+        return _labels([*values, *ok_end], *names, *_OK_END)
+
     results = [
         case(_("a killed server is started again, after the backoff's delay",
                "un servidor al que matan se arranca de nuevo, tras la espera del retroceso"),
              rigged(make, lambda rig: _kill_and_return(rig, 1)),
-             [True, True, [True], ["failure"], True, [], *ok_end],
+             kills(True, True, [True], ["failure"], True, [None], []),
              hint=_("a thread waits for the process to exit (process.wait()), counts the "
                     "failure with backoff.failure(), sleeps the delay it returned with "
-                    "self.sleep, and starts the command again",
+                    "self.sleep, and starts the command again; while it waits, self.pid is "
+                    "None (no server is up)",
                     "un hilo espera a que termine el proceso (process.wait()), cuenta el "
                     "fallo con backoff.failure(), duerme el tiempo que devolvió con "
-                    "self.sleep y vuelve a arrancar el comando")),
+                    "self.sleep y vuelve a arrancar el comando; mientras espera, self.pid es "
+                    "None (no hay servidor en marcha)")),
         case(_("killed three times in a row: growing delays and one notice, at the third",
                "lo matan tres veces seguidas: tiempos que crecen y un aviso, en el tercero"),
              rigged(make, lambda rig: _kill_and_return(rig, 3)),
-             [True, True, [True, True, True], ["failure"] * 3, True, [(3, True)], *ok_end],
+             kills(True, True, [True, True, True], ["failure"] * 3, True, [None] * 3,
+                   [(3, True)]),
              hint=_("call notify(message) when failure() says so; the message names the "
                     "server and the number of failures",
                     "llama a notify(mensaje) cuando failure() lo diga; el mensaje nombra el "
@@ -880,8 +970,8 @@ def check_supervisor(make: Callable[..., Any]) -> None:
         case(_("a server that stayed up stable_after seconds starts a new streak",
                "un servidor que aguantó stable_after segundos empieza una racha nueva"),
              rigged(make, lambda rig: _kill_and_return(rig, 3, {2})),
-             [True, True, [True, True, True], ["failure", "failure", "success", "failure"],
-              True, [], *ok_end],
+             kills(True, True, [True, True, True], ["failure", "failure", "success", "failure"],
+                   True, [None] * 3, []),
              hint=_("when the server dies, compare self.clock() with the time it started: "
                     "after stable_after seconds or more, call backoff.success() before "
                     "counting the failure; a successful start alone proves nothing (it may "
@@ -890,37 +980,74 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "arrancó: si pasaron stable_after segundos o más, llama a "
                     "backoff.success() antes de contar el fallo; un arranque con éxito por sí "
                     "solo no prueba nada (puede volver a caerse en el acto)")),
+        case(_("up exactly stable_after seconds is stable",
+               "en marcha exactamente stable_after segundos es estable"),
+             rigged(make, lambda rig: _kill_and_return(rig, 2, {1}, tick=10.0)),
+             kills(True, True, [True, True], ["failure", "success", "failure"], True,
+                   [None] * 2, []),
+             hint=_("stable_after seconds *or more*: compare with >=, not >",
+                    "stable_after segundos *o más*: compara con >=, no con >")),
         case(_("a server that cannot start: a delay after each failed start, one notice",
                "un servidor que no puede arrancar: un tiempo tras cada arranque fallido, un "
                "aviso"),
              rigged(make, _never_starts, "failing", block_after=5),
-             [False, True, ["failure"] * 5, True, [(3, True)], *ok_end],
+             never(False, True, ["failure"] * 5, True, [(3, True)]),
              hint=_("start() returns False when the first attempt fails; the thread keeps "
-                    "trying, one backoff.failure() and one sleep per failed start",
+                    "trying, one backoff.failure() and one sleep per failed start; close() "
+                    "joins that thread, even while it sleeps",
                     "start() devuelve False cuando falla el primer intento; el hilo sigue "
                     "intentándolo, un backoff.failure() y una espera por cada arranque "
-                    "fallido")),
+                    "fallido; close() espera (join) a ese hilo, aunque esté durmiendo")),
+        case(_("a server that answers ping with an error is stopped",
+               "un servidor que responde a ping con un error se detiene"),
+             rigged(make, _never_starts, "refusing", block_after=3),
+             never(False, True, ["failure"] * 3, True, [(3, True)]),
+             hint=_("a process that started but does not answer is a failed start: stop() it "
+                    "(or it runs on, a process nobody watches)",
+                    "un proceso que arrancó pero no responde es un arranque fallido: "
+                    "párale con stop() (o sigue en marcha, un proceso que nadie vigila)")),
         case(_("a program that does not exist is a failed start, not a crash",
                "un programa que no existe es un arranque fallido, no una caída"),
              rigged(make, _missing, "missing", block_after=3),
-             [False, ["failure"] * 3, True, *ok_end],
+             never(False, ["failure"] * 3, True, [(3, True)], missing=True),
              hint=_("spawn() raises OSError (FileNotFoundError) for a missing program: count "
                     "it as a failed start, so the thread goes on",
                     "spawn() lanza OSError (FileNotFoundError) si falta el programa: cuéntalo "
                     "como un arranque fallido, para que el hilo siga")),
+        case(_("without a sleep given, close() cuts a 30 s wait short",
+               "sin un sleep dado, close() corta una espera de 30 s"),
+             # a missing program: a thread left sleeping starts no process when it wakes
+             rigged(make, _waits_long, "missing", own_sleep=True),
+             _labels([False, True, *ok_end], ("start() returned", "start() devolvió"),
+                     ("backoff calls", "llamadas al retroceso"), *_OK_END),
+             hint=_("the default sleep must be one close() can interrupt: wait on a "
+                    "threading.Event that close() sets (time.sleep cannot be cut short)",
+                    "el sleep por defecto debe ser uno que close() pueda interrumpir: espera "
+                    "en un threading.Event que close() activa (time.sleep no se puede cortar)")),
     ]
     run_checks(results)
 
 
-def _never_starts(rig: Rig) -> list[Any]:
+def _never_starts(rig: Rig) -> dict[str, Any]:
     started = _start(rig)
     rig.wait_for_failures(rig.block_after or 1)
     n = rig.block_after or 1
     tried = len(rig.started()) >= n
-    return [seen(started), tried, list(rig.backoff.calls[:n]),
-            rig.sleeps[:n] == rig.backoff.delays[:n], list(rig.notices)]
+    return _labels([seen(started), tried, list(rig.backoff.calls[:n]),
+                    rig.sleeps[:n] == rig.backoff.delays[:n], list(rig.notices)], *_NEVER)
 
 
-def _missing(rig: Rig) -> list[Any]:
-    started, _tried, *rest = _never_starts(rig)
-    return [started, *rest[:2]]
+def _missing(rig: Rig) -> dict[str, Any]:
+    values = _never_starts(rig)
+    values.pop(_L("each start was tried", "se intentó cada arranque"))
+    return values
+
+
+def _waits_long(rig: Rig) -> dict[str, Any]:
+    started = _start(rig)
+    deadline = time.monotonic() + RESTART_WAIT
+    while not rig.backoff.calls and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.05)  # now in its 30 s wait
+    return {_L("start() returned", "start() devolvió"): seen(started),
+            _L("backoff calls", "llamadas al retroceso"): bool(rig.backoff.calls)}

@@ -179,6 +179,23 @@ _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]
      {"_meta": _meta(**{META_LOG_LEVEL: "loud"})}, False, {"error": -32602},
      ("the log level must be one of versions.LOG_LEVELS: -32602",
       "el nivel de registro debe ser uno de versions.LOG_LEVELS: -32602")),
+    ("an empty version string", "una cadena de versión vacía", "tools/list",
+     {"_meta": _meta("")}, False, _unsupported(""),
+     ("\"\" is a version (a string), just not a supported one: -32022, not 'no version'",
+      "\"\" es una versión (una cadena), solo que no admitida: -32022, no 'sin versión'")),
+    ("an empty version string on ping", "una cadena de versión vacía en ping", "ping",
+     {"_meta": _meta("")}, False, _unsupported(""),
+     ("\"\" is a version: the request is modern, and its version is unsupported (-32022)",
+      "\"\" es una versión: la solicitud es moderna, y su versión no se admite (-32022)")),
+    ("no capabilities and a future version", "sin capacidades y una versión futura",
+     "tools/list", {"_meta": {META_PROTOCOL_VERSION: "2027-01-01"}}, False, {"error": -32602},
+     ("step 4 before step 5: a missing clientCapabilities is -32602 whatever the version",
+      "el paso 4 antes que el 5: sin clientCapabilities es -32602 sea cual sea la versión")),
+    ("an unknown log level after initialize", "un nivel de registro desconocido tras "
+     "initialize", "tools/list", {"_meta": {META_LOG_LEVEL: "loud"}}, True, "legacy",
+     ("step 1 checks only the types; the log level's value is checked in the modern era only "
+      "(step 7)", "el paso 1 solo comprueba los tipos; el valor del nivel de registro solo se "
+      "comprueba en la era moderna (paso 7)")),
     ("capabilities not an object", "capacidades que no son un objeto", "tools/list",
      {"_meta": _meta(capabilities=[])}, True, {"error": -32602},
      ("a _meta key of the wrong type is -32602 in either era, checked first",
@@ -421,7 +438,7 @@ def _discover_case(rng: Gen) -> DiscoverCase:
     return DiscoverCase(
         rng.choice(["notes", "weather", "café"]), rng.choice(["1.0.0", "0.3.1"]),
         rng.choice([None, "Notes", "El tiempo"]), features,
-        rng.choice([None, None, "Use notes_search first.", "Pregunta antes de borrar."]),
+        rng.choice([None, None, "", "Use notes_search first.", "Pregunta antes de borrar."]),
         rng.choice([0, 0, 1000, 60_000]), rng.choice(["public", "private"]))
 
 
@@ -454,11 +471,15 @@ def check_discover_result(discover_result: Callable) -> None:
     told = DiscoverCase("notes", "1.0.0", "Notes", ("tools", "prompts"),
                         "Use notes_search first.", 60_000, "private")
     results = []
+    empty = DiscoverCase("notes", "1.0.0", None, ("tools",), "", 0, "public")
     for name, x, hint in (
         (_("a server with tools, no instructions", "un servidor con herramientas, sin "
            "instrucciones"), plain,
          _("no instructions: leave the key out (not null)",
            "sin instrucciones: omite la clave (no null)")),
+        (_("empty instructions", "instrucciones vacías"), empty,
+         _("instructions \"\" say nothing: leave the key out, as for None",
+           "unas instrucciones \"\" no dicen nada: omite la clave, como con None")),
         (_("instructions and caching hints", "instrucciones y pistas de caché"), told,
          _("ttlMs and cacheScope say how long, and for whom, a client may keep this result",
            "ttlMs y cacheScope dicen cuánto tiempo, y para quién, puede guardar un cliente "
@@ -651,6 +672,16 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
         case(_("expired", "caducado"),
              lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 61)), _REFUSED,
              given=refusal, hint=_("exp < now: expired", "exp < now: caducado")),
+        case(_("now with a fraction of a second", "now con una fracción de segundo"),
+             lambda: _refused(lambda: reference_open_state(
+                 _SECRET, "tools/call", dict(_CALL), sealed(now=_NOW + 0.5, ttl_s=60),
+                 _NOW + 60.25)), _REFUSED, given=_(
+                 "seal_state(..., now={n}, ttl_s=60), opened by mcpkit at now={m}",
+                 "seal_state(..., now={n}, ttl_s=60), abierto por mcpkit en now={m}").format(
+                 n=_NOW + 0.5, m=_NOW + 60.25),
+             hint=_("'exp' is int(now + ttl_s), a whole second: here the state has expired",
+                    "'exp' es int(now + ttl_s), un segundo entero: aquí el estado ha "
+                    "caducado")),
         case(_("the last valid second", "el último segundo válido"),
              lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 60)), _PAYLOAD,
              hint=_("expired means exp < now, not exp <= now",
@@ -708,7 +739,8 @@ def _state_case(rng: Gen) -> StateCase:
         opens.append((variant, json.dumps(other, ensure_ascii=False), later))
     return StateCase(rng.choice([b"s", b"k" * 32, "clé".encode()]), method,
                      json.dumps(params, ensure_ascii=False),
-                     json.dumps(payload, ensure_ascii=False), _NOW + rng.randint(0, 999), ttl,
+                     json.dumps(payload, ensure_ascii=False),
+                     _NOW + rng.randint(0, 999) + rng.choice([0, 0, 0.5, 0.999]), ttl,
                      tuple(opens))
 
 
@@ -868,6 +900,14 @@ _PROBE_CASES = [
      {"error": {"code": -32021, "message": "Missing", "data": {}}}, 0, ("modern", MODERN),
      "-32021 (or -32020) comes from a modern server: stay modern",
      "-32021 (o -32020) viene de un servidor moderno: sigue en la moderna"),
+    ("-32022 whose data is null", "-32022 con data null",
+     {"error": {"code": -32022, "message": "Unsupported", "data": None}}, 0,
+     ("fail", None), "data missing, null or not an object: no versions listed, so fail",
+     "data ausente, null o que no es un objeto: no lista versiones, así que fail"),
+    ("-32022 whose data is a list", "-32022 con data que es una lista",
+     {"error": {"code": -32022, "message": "Unsupported", "data": [MODERN]}}, 0,
+     ("fail", None), "data missing, null or not an object: no versions listed, so fail",
+     "data ausente, null o que no es un objeto: no lista versiones, así que fail"),
     ("not a DiscoverResult", "no es un DiscoverResult", {"result": {}}, 0,
      ("initialize", None), "a result without supportedVersions is not a DiscoverResult: legacy",
      "un resultado sin supportedVersions no es un DiscoverResult: heredada"),
@@ -875,7 +915,8 @@ _PROBE_CASES = [
 
 
 def _probe_reply(rng: Gen) -> dict[str, Any]:
-    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x"]
+    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x",
+             ["2099-01-01", *_ALL], _ALL[::-1], [_NEWER, MODERN]]
     roll = rng.random()
     if roll < 0.1:
         return {"timeout": True}
@@ -885,7 +926,8 @@ def _probe_reply(rng: Gen) -> dict[str, Any]:
         code = rng.choice([-32022, -32022, -32601, -32602, -32603, -32021, -32020, -32000])
         error: dict[str, Any] = {"code": code, "message": "x"}
         if rng.random() < 0.8:
-            error["data"] = rng.choice([{"supported": rng.choice(lists)}, {}, None, "x"])
+            error["data"] = rng.choice([{"supported": rng.choice(lists)}, {}, None, "x", [],
+                                        {"supported": rng.choice(lists), "requested": MODERN}])
         return {"error": error}
     result: dict[str, Any] = {"capabilities": {}}
     if rng.random() < 0.85:
@@ -896,19 +938,26 @@ def _probe_reply(rng: Gen) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ProbeCase:
     rounds: tuple[tuple[str, int], ...]  # reply JSON, attempt
+    sent: str = MODERN  # the version the probe carried (a newer client may send a later one)
 
 
 def _probe_case(rng: Gen) -> ProbeCase:
     return ProbeCase(tuple((json.dumps(_probe_reply(rng)), rng.choice([0, 0, 1]))
-                           for _i in range(rng.randint(1, 4))))
+                           for _i in range(rng.randint(1, 4))),
+                     rng.choice([MODERN, MODERN, _NEWER]))
 
 
 def _probe_trial(next_step: Callable, x: ProbeCase) -> list[Step]:
     steps = []
     for reply, attempt_no in x.rounds:
-        outcome = _attempt_tuple(lambda r=reply, a=attempt_no: next_step(MODERN, json.loads(r), a))
-        steps.append(Step(f"next_step({MODERN!r}, {reply}, {attempt_no})", outcome))
+        outcome = _attempt_tuple(lambda r=reply, a=attempt_no: next_step(x.sent, json.loads(r),
+                                                                          a))
+        steps.append(Step(f"next_step({x.sent!r}, {reply}, {attempt_no})", outcome))
     return steps
+
+
+#: A version a newer client may speak and probe with (not one of MODERN_VERSIONS).
+_NEWER = "2027-03-01"
 
 
 def _attempt_tuple(thunk: Callable[[], Any]) -> Any:
@@ -931,12 +980,23 @@ def check_next_step(next_step: Callable) -> None:
              hint=_(hint_en, hint_es))
         for en, es, reply, attempt_no, expected, hint_en, hint_es in _PROBE_CASES
     ]
+    newer = {"result": {"supportedVersions": [_NEWER, *_ALL]}}
+    results.append(case(
+        _("a DiscoverResult listing the version we sent", "un DiscoverResult que lista la "
+          "versión que enviamos"),
+        lambda: _attempt_tuple(lambda: next_step(_NEWER, json.loads(json.dumps(newer)), 0)),
+        ["modern", _NEWER], given=f"next_step({_NEWER!r}, {json.dumps(newer)}, 0)",
+        hint=_("sent is in supportedVersions: ('modern', sent), whatever MODERN_VERSIONS holds",
+               "sent está en supportedVersions: ('modern', sent), tenga lo que tenga "
+               "MODERN_VERSIONS")))
     results.append(differential(
         _("generated replies, against mcpkit's client rules",
           "respuestas generadas, frente a las reglas del cliente de mcpkit"),
         key="lab07/probe", generate=_probe_case, trial=_probe_trial,
         reference=reference_next_step, learner=next_step,
-        show=lambda x: "; ".join(f"{r} (attempt {a})" for r, a in x.rounds),
-        shrink=lambda x: (ProbeCase(tuple(s)) for s in drop_each(list(x.rounds)) if s),
+        show=lambda x: f"sent={x.sent!r}: " + "; ".join(f"{r} (attempt {a})"
+                                                       for r, a in x.rounds),
+        shrink=lambda x: (ProbeCase(tuple(s), x.sent) for s in drop_each(list(x.rounds))
+                          if s),
         cases=150))
     run_checks(results)

@@ -117,9 +117,19 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
      {"origin": "http://localhost:5173"}, None, None,
      "a page served from this machine may call", "una página servida desde esta máquina puede "
      "llamar"),
+    ("Origin: http://localhost.evil.example", "Origin: http://localhost.evil.example", "POST",
+     "/mcp", {"origin": "http://localhost.evil.example"}, None, 403,
+     "compare the origin's host name (origin_parts) with LOOPBACK, not how the origin starts",
+     "compara el nombre de host del origen (origin_parts) con LOOPBACK, no cómo empieza el "
+     "origen"),
     ("Origin: null", "Origin: null", "POST", "/mcp", {"origin": "null"}, None, 403,
      "'null' (a sandboxed page, a file) is not a loopback origin",
      "'null' (una página aislada, un archivo) no es un origen de loopback"),
+    ("/mcp//", "/mcp//", "POST", "/mcp//", {}, None, None,
+     "every trailing / is dropped (path.rstrip('/')): /mcp// is /mcp",
+     "se quitan todas las / finales (path.rstrip('/')): /mcp// es /mcp"),
+    ("token \"\": no token", "token \"\": sin token", "POST", "/mcp", {}, "", None,
+     "a token of \"\" (like None) requires nothing", "un token \"\" (como None) no exige nada"),
     ("no token", "sin token", "POST", "/mcp", {}, TOKEN, 401,
      "with a token set, no Authorization header: 401",
      "con un token configurado y sin cabecera Authorization: 401"),
@@ -150,6 +160,15 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
      {"accept": "application/json"}, None, 406,
      "a POST must accept both application/json and text/event-stream: 406",
      "un POST debe aceptar application/json y text/event-stream: 406"),
+    ("an empty Accept", "un Accept vacío", "POST", "/mcp", {"accept": ""}, None, 406,
+     "an Accept header that is there but empty accepts nothing: 406 (only a missing one "
+     "accepts anything)",
+     "una cabecera Accept presente pero vacía no acepta nada: 406 (solo una ausente acepta "
+     "cualquier cosa)"),
+    ("Accept: image/*, text/*", "Accept: image/*, text/*", "POST", "/mcp",
+     {"accept": "image/*, text/*"}, None, 406,
+     "a family accepts its own types only: image/* is not application/*",
+     "una familia solo acepta sus propios tipos: image/* no es application/*"),
     ("Accept: */*", "Accept: */*", "POST", "/mcp", {"accept": "*/*"}, None, None,
      "*/* (or type/*) accepts both", "*/* (o tipo/*) acepta los dos"),
     ("no Accept", "sin Accept", "POST", "/mcp", {"accept": None}, None, None,
@@ -175,24 +194,28 @@ class RefusalCase:
 _HOSTS = ["127.0.0.1:8000", "127.0.0.1:8000", "localhost", "localhost:3000", "[::1]:8000",
           "evil.example", "127.0.0.1.evil.example", "LocalHost:1", None, "127.0.0.2", "[::1"]
 _ORIGINS = [None, None, None, "http://localhost:3000", "https://127.0.0.1", "http://evil.example",
-            "null", "file://localhost", "http://[::1]:5", "ftp://localhost", "HTTP://LOCALHOST"]
+            "null", "file://localhost", "http://[::1]:5", "ftp://localhost", "HTTP://LOCALHOST",
+            "http://localhost.evil.example", "https://127.0.0.1.nip.io",
+            "http://localhost@evil.example", "http://[::1].evil.example", "https://localhost/"]
 _AUTHS = [None, f"Bearer {TOKEN}", f"bearer {TOKEN}", f"Bearer  {TOKEN} ", "Bearer wrong",
           f"Basic {TOKEN}", "Bearer", f"Bearer {TOKEN}x", f"BEARER {TOKEN}"]
 _TYPES = ["application/json", "application/json", "application/json; charset=utf-8",
           "text/plain", "APPLICATION/JSON", None, "application/jsonx", "text/json"]
 _ACCEPTS = [ACCEPT, ACCEPT, "*/*", "application/json", "text/event-stream",
             "application/*, text/*", "application/json, text/event-stream;q=0", None,
-            "text/event-stream, application/json;q=0.5", "text/html"]
+            "text/event-stream, application/json;q=0.5", "text/html", "", "image/*, text/*",
+            "application/*, image/*", "*/*;q=0, application/json, text/*"]
 
 
 def _refusal_request(rng: Gen) -> tuple[str, str, str, str | None]:
     method = rng.choice(["POST"] * 6 + ["GET", "DELETE", "PUT", "PATCH"])
-    path = rng.choice(["/mcp"] * 6 + ["/mcp/", "/", "/other", "/MCP", "/mcp/x"])
+    path = rng.choice(["/mcp"] * 6 + ["/mcp/", "/", "/other", "/MCP", "/mcp/x", "/mcp//",
+                                      "/mcp///", "//mcp"])
     headers = {"host": rng.choice(_HOSTS), "origin": rng.choice(_ORIGINS),
                "authorization": rng.choice(_AUTHS), "content-type": rng.choice(_TYPES),
                "accept": rng.choice(_ACCEPTS)}
     headers = {k: v for k, v in headers.items() if v is not None}
-    return method, path, json.dumps(headers), rng.choice([None, None, TOKEN])
+    return method, path, json.dumps(headers), rng.choice([None, None, TOKEN, TOKEN, ""])
 
 
 def _refusal_case(rng: Gen) -> RefusalCase:
@@ -266,6 +289,11 @@ def notes_front_server() -> Any:
         """Count the words of a text, logging what it does."""
         ctx.log("info", f"counting {len(text)} characters")
         return len(text.split())
+
+    @server.tool(read_only=True)
+    def notes_lock(note_id: str) -> str:
+        """Lock a note (always busy: a server-defined error, which travels with 200)."""
+        raise jsonrpc.JsonRpcError(-32000, f"note {note_id} is locked by another editor")
 
     return server
 
@@ -350,15 +378,32 @@ def http_outcome(sent: Any) -> Any:
     outcome: dict[str, Any] = {"status": start.get("status")}
     if kind == "text/event-stream":
         outcome["format"] = "sse"
-        data = [line[5:].strip() for line in body.decode("utf-8", "replace").splitlines()
-                if line.startswith("data:")]
-        outcome["messages"] = [_normalize(_loads(d)) for d in data]
+        outcome["messages"] = [_normalize(_loads(d))
+                               for d in sse_events(body.decode("utf-8", "replace"))]
     elif body.strip():
         outcome["format"] = "json" if kind == "application/json" else kind
         outcome["messages"] = [_normalize(_loads(body))]
     else:
         outcome["format"] = None
     return seen(outcome)
+
+
+def sse_events(text: str) -> list[str]:
+    """The data of each event of an SSE stream, read as the HTML standard reads one: lines
+    end with CRLF, LF or CR; "data:" lines (one optional space after the colon) add to the
+    event's data; a blank line dispatches it. An event with no blank line after it is never
+    dispatched (a browser drops it too)."""
+    events, data = [], []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:-1]:
+        if not line:
+            if data:
+                events.append("\n".join(data))
+            data = []
+            continue
+        field, _colon, value = line.partition(":")
+        if field == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    return events
 
 
 def _loads(data: bytes | str) -> Any:
@@ -390,6 +435,7 @@ def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
             ("tools/call", {"name": "count_words", "arguments": {"text": rng.text()}}),
             ("tools/call", {"name": "notes_list", "arguments": {}}),
             ("tools/call", {"name": "nope", "arguments": {}}),
+            ("tools/call", {"name": "notes_lock", "arguments": {"note_id": "1"}}),
             ("resources/read", {"uri": rng.choice(["notes://1", "notes://99"])}),
             ("prompts/list", {}),
             ("server/discover", {}),
@@ -402,7 +448,11 @@ def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
         message = jsonrpc.request(rng.choice([1, "a", 7]), method, {**params, "_meta": meta})
         return modern_headers(message), json.dumps(message).encode()
     if roll < 0.55:
-        message = jsonrpc.notification("notifications/initialized", {"_meta": META})
+        message = rng.choice([
+            jsonrpc.notification("notifications/initialized", {"_meta": META}),
+            jsonrpc.notification("notifications/cancelled", {"requestId": 1, "_meta": META}),
+            jsonrpc.notification("notifications/initialized"),  # no _meta, no params
+            jsonrpc.notification("notifications/made_up", {"x": [1]})])
         return modern_headers(message), json.dumps(message).encode()
     if roll < 0.62:
         return None, rng.choice([b"{not json", b"", b"[1, 2", b"\xff"])
@@ -556,8 +606,8 @@ def _post(url: str, message: Any, headers: dict[str, str] | None = None,
     result: dict[str, Any] = {"status": response.status_code}
     if kind == "text/event-stream":
         result["format"] = "sse"
-        result["methods"] = [json.loads(line[5:]).get("method", "response")
-                             for line in response.text.splitlines() if line.startswith("data:")]
+        result["methods"] = [_loads(data).get("method", "response") if isinstance(
+            _loads(data), dict) else data for data in sse_events(response.text)]
     elif response.content.strip():
         result["format"] = "json" if kind == "application/json" else kind
         body = _loads(response.content)
@@ -588,6 +638,8 @@ def check_notes_front(make_app: Callable) -> None:
     search = jsonrpc.request(2, "tools/call", {"name": "notes_search", "arguments": {
         "query": "mcp"}, "_meta": META})
     unknown = jsonrpc.request(3, "tools/unknown", {"_meta": META})
+    lock = jsonrpc.request(4, "tools/call", {"name": "notes_lock", "arguments": {
+        "note_id": "1"}, "_meta": META})
     note = jsonrpc.notification("notifications/initialized", {"_meta": META})
     too_big = json.dumps(sized_request(BODY_LIMIT + 1)).encode()
     exact = sized_request(BODY_LIMIT)
@@ -604,7 +656,7 @@ def check_notes_front(make_app: Callable) -> None:
             _("mcpkit's client over HTTP: discover, list, call",
               "el cliente de mcpkit por HTTP: descubrir, listar, llamar"),
             with_client, ["modern", ["count_words", "notes_create", "notes_delete",
-                                     "notes_list", "notes_search"], ["3"]],
+                                     "notes_list", "notes_lock", "notes_search"], ["3"]],
             hint=_("a real client must get through: POST /mcp, one JSON-RPC message, its "
                    "answer as application/json",
                    "un cliente real debe poder pasar: POST /mcp, un mensaje JSON-RPC, su "
@@ -624,6 +676,15 @@ def check_notes_front(make_app: Callable) -> None:
             (_("a notification: 202", "una notificación: 202"), lambda: _post(http.url, note),
              {"status": 202, "format": None},
              _("a notification gets 202 and no body", "una notificación recibe 202 sin cuerpo")),
+            (_("any notification: 202", "cualquier notificación: 202"),
+             lambda: [_post(http.url, jsonrpc.notification(m, p))["status"]
+                      for m, p in (("notifications/made_up", {"x": [1]}),
+                                   ("notifications/initialized", None))],
+             [202, 202],
+             _("every notification gets 202 and no body, whatever its method or params: it "
+               "does not go to the server",
+               "toda notificación recibe 202 sin cuerpo, sean cuales sean su método o sus "
+               "params: no va al servidor")),
             (_("an unknown method: 404", "un método desconocido: 404"),
              lambda: _post(http.url, unknown), {"status": 404, "format": "json", "code": -32601},
              _("-32601 travels with HTTP 404 in the modern era",
@@ -643,6 +704,13 @@ def check_notes_front(make_app: Callable) -> None:
              {"status": 200, "format": "json", "code": None},
              _("max_body_size bytes are allowed; one more is 413",
                "se admiten max_body_size bytes; uno más es 413")),
+            (_("a server-defined error (-32000): 200", "un error definido por el servidor "
+               "(-32000): 200"),
+             lambda: _post(http.url, lock), {"status": 200, "format": "json", "code": -32000},
+             _("only -32601 (404) and the protocol errors (400) change the status; any other "
+               "error travels with 200",
+               "solo -32601 (404) y los errores de protocolo (400) cambian el estado; cualquier "
+               "otro error viaja con 200")),
             (_("GET: 405", "GET: 405"),
              lambda: {"status": httpx.get(http.url, timeout=10).status_code},
              {"status": 405}, _("no sessions, so no GET stream: 405",
@@ -660,5 +728,140 @@ def check_notes_front(make_app: Callable) -> None:
                            "pasa el token de make_app a refusal")),
         ):
             results.append(case(name, thunk, expected, hint=hint))
+    pieces = [b"w" * (BODY_LIMIT // 4)] * 12  # the limit is passed in the fifth piece
+    results.append(case(
+        _("over the limit: no more is read", "por encima del límite: no se lee más"),
+        lambda: _limit_reading(make_app, pieces), {"status": 413, "pieces read": 5},
+        given=_("POST /mcp, a body of 12 pieces of {n} bytes; max_body_size={m}",
+                "POST /mcp, un cuerpo de 12 trozos de {n} bytes; max_body_size={m}").format(
+                    n=BODY_LIMIT // 4, m=BODY_LIMIT),
+        hint=_("check the size after each receive(), and answer 413 as soon as it is over: "
+               "do not read the rest first",
+               "comprueba el tamaño tras cada receive() y responde 413 en cuanto lo pase: no "
+               "leas antes el resto")))
+    results.append(case(
+        _("the event loop stays free while the server works",
+          "el bucle de eventos sigue libre mientras el servidor trabaja"),
+        lambda: _loop_free(make_app), {"status": 200, "loop ran during the call": True},
+        given=_("POST tools/call of a tool that takes 0.5 s, with another task on the loop",
+                "POST tools/call de una herramienta que tarda 0,5 s, con otra tarea en el "
+                "bucle"),
+        hint=_("await answer(server, message): it runs the server on a thread; calling "
+               "exchange() directly blocks every other request for as long as the tool takes",
+               "await answer(server, message): ejecuta el servidor en un hilo; llamar a "
+               "exchange() directamente bloquea cualquier otra solicitud mientras dura la "
+               "herramienta")))
     results.append(app_differential(make_app))
     run_checks(results)
+
+
+def _limit_reading(make_app: Callable, pieces: list[bytes]) -> Any:
+    app = make_app(notes_front_server(), token=None, max_body_size=BODY_LIMIT)
+    read = [0]
+
+    async def run() -> list[dict[str, Any]]:
+        events = [{"type": "http.request", "body": c, "more_body": i < len(pieces) - 1}
+                  for i, c in enumerate(pieces)]
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            if events:
+                read[0] += 1
+                return events.pop(0)
+            await asyncio.Event().wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await asyncio.wait_for(app(_scope("POST", _json_headers()), receive, send), 5.0)
+        return sent
+
+    sent = _in_thread(run)
+    if isinstance(sent, Seen):
+        return sent
+    return {"status": http_outcome(sent).get("status"), "pieces read": read[0]}
+
+
+def _loop_free(make_app: Callable) -> Any:
+    server = notes_front_server()
+    ticks = [0]
+    seen_ticks: list[int] = []
+
+    @server.tool(read_only=True)
+    def slow_sum(a: int, b: int) -> int:
+        """Add two numbers, slowly."""
+        seen_ticks.append(ticks[0])
+        time.sleep(0.5)
+        seen_ticks.append(ticks[0])
+        return a + b
+
+    app = make_app(server, token=None, max_body_size=BODY_LIMIT)
+    message = jsonrpc.request(1, "tools/call", {"name": "slow_sum", "arguments": {
+        "a": 1, "b": 2}, "_meta": META})
+
+    async def run() -> list[dict[str, Any]]:
+        body = [{"type": "http.request", "body": json.dumps(message).encode()}]
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            if body:
+                return body.pop(0)
+            await asyncio.Event().wait()
+            return {"type": "http.disconnect"}
+
+        async def send(event: dict[str, Any]) -> None:
+            sent.append(event)
+
+        async def tick() -> None:
+            while True:
+                ticks[0] += 1
+                await asyncio.sleep(0.01)
+
+        ticker = asyncio.ensure_future(tick())
+        try:
+            await asyncio.wait_for(app(_scope("POST", modern_headers(message)), receive, send),
+                                   5.0)
+        finally:
+            ticker.cancel()
+        return sent
+
+    sent = _in_thread(run)
+    if isinstance(sent, Seen):
+        return sent
+    ran = len(seen_ticks) == 2 and seen_ticks[1] > seen_ticks[0]
+    return {"status": http_outcome(sent).get("status"), "loop ran during the call": ran}
+
+
+def _json_headers() -> dict[str, str]:
+    return {"host": "127.0.0.1:8000", "content-type": "application/json", "accept": ACCEPT}
+
+
+def _scope(method: str, headers: dict[str, str]) -> dict[str, Any]:
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": method, "scheme": "http", "path": "/mcp", "raw_path": b"/mcp",
+            "query_string": b"", "root_path": "", "server": ("127.0.0.1", 8000),
+            "client": ("127.0.0.1", 50000),
+            "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]}
+
+
+def _in_thread(run: Callable[[], Any]) -> Any:
+    """``asyncio.run(run())`` on a thread of its own (a notebook's thread runs a loop)."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["sent"] = asyncio.run(run())
+        except BaseException as exc:  # the learner's bug is data here
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True, name="lab08-asgi")
+    thread.start()
+    thread.join(8.0)
+    if thread.is_alive():
+        return Seen("TimeoutError", raised=True)
+    if "error" in box:
+        if isinstance(box["error"], NotImplementedError):
+            raise box["error"]
+        return Seen.of(box["error"], raised=True)
+    return box["sent"]

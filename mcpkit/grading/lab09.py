@@ -46,6 +46,7 @@ from .core import (
     _,
     case,
     cases_for,
+    child_processes,
     cut_pair,
     differential,
     drop_each,
@@ -388,6 +389,53 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "timeout seconds, then kill it and record exit None",
                         "anota la versión que respondió el servidor; tras cerrar stdin espera "
                         "timeout segundos, luego mátalo y anota exit None"), timeout=0.5),
+        _harness_case(h, _("lines of JSON that are not objects are counted as stray",
+                           "las líneas JSON que no son objetos cuentan como sueltas"),
+                      {**_BASIC, "scalars": True}, [["call", "echo", {"text": "a"}],
+                                                    ["send", "ping", None]],
+                      _("42, \"text\", [1, 2], null and true parse as JSON but are not "
+                        "objects: count each in \"stray\", and do not let them stop the wait",
+                        "42, \"text\", [1, 2], null y true se analizan como JSON pero no son "
+                        "objetos: cuenta cada una en \"stray\", y que no corten la espera")),
+        _harness_case(h, _("a stray response whose id is yours as text",
+                           "una respuesta suelta cuyo id es el tuyo como texto"),
+                      {**_BASIC, "stray": True, "stray_ids": "text"},
+                      [["call", "add", {"a": 2, "b": 2}], ["list", "prompts"]],
+                      _("the id \"2\" is not the id 2: compare ids as JSON values, without "
+                        "converting them",
+                        "el id \"2\" no es el id 2: compara los id como valores JSON, sin "
+                        "convertirlos")),
+        _harness_case(h, _("errors that carry data", "errores que llevan data"),
+                      {**_BASIC, "errors_data": True, "missing": -32002},
+                      [["read", "mem://zzz"], ["call", "nope", {}], ["send", "nope/never", {}],
+                       ["list", "tools"]],
+                      _("an error answer is {\"error\": code}, whatever else it carries",
+                        "una respuesta de error es {\"error\": código}, lleve lo que lleve "
+                        "además")),
+        _harness_case(h, _("a server that dies mid-run", "un servidor que muere a mitad"),
+                      {**_BASIC, "die_after": 3},
+                      [["call", "echo", {"text": "a"}], ["call", "add", {"a": 1, "b": 2}],
+                       ["list", "tools"], ["send", "ping", None]],
+                      _("the empty line start() queues at the end of the output is not a stray "
+                        "line: from then on every request has \"no answer\" at once",
+                        "la línea vacía que start() encola al final de la salida no es una "
+                        "línea suelta: desde entonces cada solicitud tiene \"no answer\" en "
+                        "el acto"), timeout=0.5),
+        case(_("what the harness wrote to the server", "lo que el harness escribió al servidor"),
+             lambda: _written(h, _WRITTEN_SCRIPT), _written(reference_harness, _WRITTEN_SCRIPT),
+             given=_show_script({**_BASIC, "page": 1}, _WRITTEN_SCRIPT),
+             hint=_("one JSON-RPC message per line: requests with ids 1, 2, 3...; params left "
+                    "out when there are none (never null); notifications/initialized with no "
+                    "id",
+                    "un mensaje JSON-RPC por línea: solicitudes con ids 1, 2, 3...; sin params "
+                    "cuando no hay (nunca null); notifications/initialized sin id")),
+        case(_("no server process is left behind", "no queda ningún proceso servidor"),
+             lambda: _left_behind(h), {"processes left": 0},
+             given=_show_script({**_BASIC, "linger": True}, [["send", "ping", None]]),
+             hint=_("a server that has not exited after timeout seconds must be killed (and "
+                    "waited for) before the harness returns",
+                    "un servidor que no terminó tras timeout segundos debe matarse (y "
+                    "esperarse) antes de que el harness vuelva")),
         case(_("mcpkit's notes server, a real one", "el servidor de notas de mcpkit, uno real"),
              lambda: _run_harness(h, NOTES_COMMAND, notes_script, 10.0),
              seen(_memo.notes(notes_script)), given=_show_script(None, notes_script),
@@ -403,6 +451,61 @@ def check_harness(harness: Callable[..., Any]) -> None:
     run_checks(results)
 
 
+_WRITTEN_SCRIPT: list[list[Any]] = [["list", "tools"], ["call", "echo", {"text": "é"}],
+                                     ["send", "ping", None], ["send", "nope/never", {}],
+                                     ["get", "greet", {}]]
+
+
+def _written(harness: Callable[..., Any], script: list[list[Any]]) -> Any:
+    """The messages a harness wrote to the test server, as parsed JSON (clientInfo is the
+    harness's own; a notification's empty params are the same as none)."""
+    with tempfile.TemporaryDirectory(prefix="lab09-log-") as folder:
+        log = os.path.join(folder, "received.log")
+        command = server_command({**_BASIC, "page": 1, "log": log})
+        got = _run_harness(harness, command, script, 2.0)
+        if isinstance(got, Seen):
+            return got
+        try:
+            with open(log, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return []
+    messages: list[Any] = []
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            messages.append({"not JSON": line})
+            continue
+        if isinstance(message, dict):
+            params = message.get("params")
+            if isinstance(params, dict) and "clientInfo" in params:
+                message["params"] = {**params, "clientInfo": "<yours>"}
+            if "id" not in message and params == {}:
+                message.pop("params")
+        messages.append(message)
+    return seen(messages)
+
+
+def _left_behind(harness: Callable[..., Any]) -> Any:
+    before = child_processes()
+    _run_harness(harness, server_command({**_BASIC, "linger": True}), [["send", "ping", None]],
+                 0.5)
+    left = child_processes() - before
+    for pid in left:  # the grader leaves nothing behind either: its own test servers
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                ours = b"lab09_server" in f.read()
+        except OSError:
+            ours = False
+        if ours:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+    return {"processes left": len(left)}
+
+
 def _harness_input(rng: Gen) -> tuple[dict[str, Any], list[list[Any]]]:
     tools = rng.sample(["echo", "add", "fail", "image"], rng.randint(1, 4))
     resources = {f"mem://{rng.choice('abcdefg')}{n}": rng.text() for n in range(rng.randint(0, 3))}
@@ -416,9 +519,11 @@ def _harness_input(rng: Gen) -> tuple[dict[str, Any], list[list[Any]]]:
                         ("version", ["2024-11-05", "2025-06-18", "2025-11-25"])):
         if rng.random() < 0.4:
             config[key] = rng.choice(values)
-    for key in ("chatty", "stray"):
+    for key in ("chatty", "stray", "scalars", "errors_data"):
         if rng.random() < 0.3:
             config[key] = True
+    if config.get("stray") and rng.random() < 0.5:
+        config["stray_ids"] = rng.choice(["text", "next"])
     if rng.random() < 0.2:
         config["noise"] = rng.randint(1, 2)
     script: list[list[Any]] = []

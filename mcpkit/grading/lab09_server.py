@@ -19,11 +19,23 @@ with the real world:
 ``noise``          lines of plain text it prints on stdout first (a classic stdio bug)
 ``silent``         methods it never answers
 ``linger``         does not exit at the end of its input (it must be killed)
+``scalars``        before every answer, a line of JSON that is not an object (``42``, ...)
+``stray_ids``      with ``stray``: the stray response's id is the request's id as text
+                   (``"2"`` for 2), or the next id (``"next"``)
+``errors_data``    every error it answers carries ``data``
+``die_after``      exits (without answering) when this many requests have come
+``log``            a file to append every line it receives to (the checks read what the
+                   client wrote)
 =================  ==========================================================================
+
+Whatever the client does, the server never outlives it by long: it exits when its parent
+process is gone (a harness killed mid-run leaves no orphan behind).
 """
 
 import json
+import os
 import sys
+import threading
 import time
 
 CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
@@ -109,12 +121,25 @@ def answer(method, params):
     return None, {"code": -32601, "message": f"no method {method}"}
 
 
+def _orphaned():
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(0)
+
+
 def main():
+    threading.Thread(target=_orphaned, daemon=True).start()
+    log = open(CONFIG["log"], "a", encoding="utf-8") if CONFIG.get("log") else None
+    requests = 0
     for _ in range(CONFIG.get("noise", 0)):
         OUT.write("starting the lab 09 test server...\n")
     OUT.flush()
     extra = 0
     for line in sys.stdin:
+        if log is not None:
+            log.write(line if line.endswith("\n") else line + "\n")
+            log.flush()
         try:
             message = json.loads(line)
         except ValueError:
@@ -122,6 +147,9 @@ def main():
         if not isinstance(message, dict) or "id" not in message or "method" not in message:
             continue  # notifications and responses to our pings
         method = message["method"]
+        requests += 1
+        if CONFIG.get("die_after") and requests >= CONFIG["die_after"]:
+            os._exit(3)
         if method in CONFIG.get("silent", []):
             continue
         if CONFIG.get("chatty"):
@@ -130,13 +158,22 @@ def main():
                   "params": {"level": "info", "data": f"handling {method}"}})
             send({"jsonrpc": "2.0", "id": f"server-{extra}", "method": "ping"})
         if CONFIG.get("stray"):
-            send({"jsonrpc": "2.0", "id": 987654, "result": {}})
+            stray_id = {"text": str(message["id"]), "next": message["id"] + 1}.get(
+                CONFIG.get("stray_ids"), 987654) if isinstance(message["id"], int) else 987654
+            send({"jsonrpc": "2.0", "id": stray_id, "result": {}})
+        if CONFIG.get("scalars"):
+            OUT.write(["42", '"text"', "[1, 2]", "null", "true"][requests % 5] + "\n")
+            OUT.flush()
         result, error = answer(method, message.get("params"))
+        if error is not None and CONFIG.get("errors_data"):
+            error = {**error, "data": {"method": method, "detail": "from the lab 09 server"}}
         reply = {"jsonrpc": "2.0", "id": message["id"]}
         reply.update({"error": error} if error is not None else {"result": result})
         send(reply)
     if CONFIG.get("linger"):
-        time.sleep(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 if __name__ == "__main__":
