@@ -18,9 +18,9 @@ NODE="$CONFORMANCE_DIR/node-bin"
 stamp="$HERE/node_modules/.mcpkit-lock"
 want="$(sha256sum "$HERE/package-lock.json" | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    # npm install, not npm ci: ci refuses this lock over an optional Windows-only package
-    # the registry does not serve; install resolves from the same lock, versions unchanged.
-    (cd "$HERE" && npm install --no-audit --no-fund --loglevel=error >&2)
+    # npm ci: installs exactly what the lock pins and never rewrites it (it fails instead if
+    # package.json and the lock disagree; then run npm install once and commit the lock).
+    (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >&2)
     echo "$want" >"$stamp"
 fi
 echo "$NODE"

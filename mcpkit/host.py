@@ -666,7 +666,11 @@ class Host:
             if time.monotonic() - m.ready_at >= self.stable_after:
                 m.failures = 0  # it had been fine for a while: a new streak starts
             m.state = "restarting" if self._policy(m) == "restart" else "failed"
+            # A failed server's tools leave the view in the same step as its state changes:
+            # whoever sees "failed" must not still be offered its tools.
+            warnings = self._rebuild() if m.state == "failed" else []
             self._cond.notify_all()
+        self._warn(warnings)
         self._count_failure(m, str(error), error)
         self._after_failure(m)
 

@@ -15,13 +15,15 @@ hanging client fails its test instead of hanging the suite.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -248,22 +250,44 @@ def test_a_large_request_to_a_server_that_stopped_reading_times_out_and_ends_the
     assert len(closed) == 1  # told once, not again at end of stream
 
 
+def in_the_pipe(fd: int) -> int:
+    """Bytes waiting in a pipe, asked through either end (Linux's FIONREAD)."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def sleeping_in_poll(thread_id: int) -> bool:
+    """Whether a thread of this process sleeps in poll() (its wchan, on Linux)."""
+    try:
+        return "poll" in Path(f"/proc/self/task/{thread_id}/wchan").read_text()
+    except OSError:
+        return False
+
+
 def test_a_write_interrupted_halfway_by_ctrl_c_ends_the_session():
-    with hostile() as c:
-        c.call_tool("stop_reading", {"seconds": 60})
+    # An order of events, not a delay: Ctrl-C is pressed once part of the message is in the
+    # pipe and the writer sleeps in poll() waiting for room, and the write's own budget
+    # (write_timeout) is far longer than that wait, so only the interruption can end it.
+    main = threading.get_native_id()
+    with hostile(write_timeout=6 * BOUND) as c:
+        c.call_tool("stop_reading", {"seconds": 12 * BOUND})
+        stdin = c._process._stdin_fd
+        assert in_the_pipe(stdin) == 0  # the server read everything before it stopped
+
+        def halfway() -> bool:
+            return (c._process._stdin_lock.locked() and in_the_pipe(stdin) > 0
+                    and sleeping_in_poll(main))
 
         def press_ctrl_c() -> None:
-            if wait_until(lambda: c._process._stdin_lock.locked()):
-                time.sleep(0.2)  # let the write fill the pipe and wait for room
+            if wait_until(halfway, timeout=3 * BOUND):
                 os.kill(os.getpid(), signal.SIGINT)
 
         presser = threading.Thread(target=press_ctrl_c, name="test-ctrl-c")
         presser.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                c.call_tool("echo", {"text": "x" * BIG}, timeout=30)
+                c.call_tool("echo", {"text": "x" * BIG}, timeout=6 * BOUND)
         finally:
-            presser.join(BOUND)
+            presser.join(4 * BOUND)
         assert not c.alive  # half a message went out: nothing may follow it
         with pytest.raises(ConnectionClosed, match="interrupted"):
             bounded(c, lambda: c.call_tool("echo", {"text": "y"}, timeout=1))
@@ -290,9 +314,11 @@ def test_writers_queued_behind_a_stuck_write_time_out_too():
         c.call_tool("stop_reading", {"seconds": 60})
         failures: list[BaseException] = []
 
+        # The big write gives up after 6 s; the small one, queued behind it, after 1 s:
+        # room enough for a loaded machine to start the small one late.
         def big() -> None:
             try:
-                c.call_tool("echo", {"text": "x" * BIG}, timeout=4)
+                c.call_tool("echo", {"text": "x" * BIG}, timeout=6)
             except BaseException as exc:
                 failures.append(exc)
 

@@ -294,6 +294,16 @@ def test_surface_policy_marks_failed_and_waits_for_a_manual_restart():
         assert result_text(host.call_tool("kit__echo", {"text": "again"})) == "again"
 
 
+def test_a_server_seen_failed_is_already_out_of_the_view():
+    """The state and the merged view change together: polling the state (as lesson 06
+    does) never sees "failed" while the server's tools are still offered."""
+    config = {"mcpServers": {"kit": server("clientkit.py", restart="surface")}}
+    with Host(config, backoff=FAST_BACKOFF) as host:
+        os.kill(host.status()["kit"].pid, signal.SIGKILL)
+        assert wait_for(lambda: host.status()["kit"].state == "failed", 30)
+        assert host.tools() == []
+
+
 def test_list_changed_updates_the_merged_view_in_both_eras():
     events = Events()
     config = {"mcpServers": {"new": server("changing_tools.py"),

@@ -169,7 +169,7 @@ chatty = spawn([sys.executable, "-c", CHATTY])
 tail = []
 drainer = threading.Thread(target=drain, args=(chatty.stderr, tail), daemon=True)
 drainer.start()
-print(first_line(chatty, 5.0))
+print(first_line(chatty, 30.0))
 chatty.wait(5)
 drainer.join(5)
 for pipe in (chatty.stdin, chatty.stdout, chatty.stderr):
@@ -453,7 +453,7 @@ def reread(message):
 
 stuck = TinySession(spawn(TEST_SERVER), on_notification=reread)
 started = time.monotonic()
-print(stuck.request("notify", {"count": 1}, timeout=3))
+print(stuck.request("notify", {"count": 1}, timeout=10))
 print(seen_by_handler)
 print(time.monotonic() - started >= 0.5)
 stuck.close()
@@ -649,7 +649,7 @@ while True:
 for name, command in (("notes", NOTES), ("stubborn", [sys.executable, "-c", STUBBORN])):
     process = ServerProcess(command[0], command[1:], name=name).start()
     time.sleep(0.3)
-    returncode = process.shutdown(grace=0.5, term_timeout=0.5, kill_timeout=2.0)
+    returncode = process.shutdown(grace=2.0, term_timeout=0.5, kill_timeout=2.0)
     process.close()
     print(name, returncode, describe_exit(returncode))
 
@@ -683,17 +683,19 @@ failures = {}
 
 
 def wait_for_hold(n):
-    started = time.monotonic()
     try:
         tiny.request("hold", {"caller": n}, timeout=10)
     except EOFError as exc:
-        failures[n] = (str(exc), time.monotonic() - started < 2)
+        failures[n] = str(exc)
 
 
 waiting = [threading.Thread(target=wait_for_hold, args=(n,)) for n in range(3)]
 for thread in waiting:
     thread.start()
-time.sleep(0.3)
+deadline = time.monotonic() + 30
+while len(tiny.pending) < 3 and time.monotonic() < deadline:  # all three are waiting
+    time.sleep(0.01)
+time.sleep(0.1)
 tiny.process.send_signal(signal.SIGTERM)
 for thread in waiting:
     thread.join()
@@ -715,7 +717,7 @@ tiny.close()
 notes_client = Client(NOTES, name="notes").connect()
 print(notes_client.alive, len(notes_client.list_tools()))
 os.kill(notes_client.pid, signal.SIGTERM)
-deadline = time.monotonic() + 5
+deadline = time.monotonic() + 30
 while notes_client.alive and time.monotonic() < deadline:
     time.sleep(0.05)
 print(notes_client.alive)

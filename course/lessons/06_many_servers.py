@@ -256,10 +256,10 @@ host = Host(config).start(timeout=1.5)
 waited = time.monotonic() - started
 # [en] On a busy machine they may need a moment more.
 # [es] En una máquina ocupada puede que necesiten un momento más.
-host.wait_ready(["files", "web"], timeout=10)
+host.wait_ready(["files", "web"], timeout=60)
 print({name: status.state for name, status in host.status().items()
        if name != "stuck"}, host.status()["stuck"].state in ("starting", "restarting"))
-print(waited < 5)
+print(waited >= 1.5)
 host.close()
 
 # %% [markdown] lang="en"
@@ -454,7 +454,8 @@ except UnknownName as exc:
 
 # %%
 print(host.call_tool("enable_search")["content"][0]["text"])
-print(changed.wait(10))
+changed.wait(60)
+print([event.server for event in events if event.kind == "list_changed"])
 print([tool["name"] for tool in host.tools()])
 print(host.route("files__search"), host.route("web__search"))
 try:
@@ -590,7 +591,7 @@ def readies(name):
 def kill_and_wait(name):
     pid, before = host.status()[name].pid, readies(name)
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     # [en] Back, and its "ready" event delivered.
     # [es] De vuelta, y con su evento "ready" ya entregado.
     while time.monotonic() < deadline:
@@ -643,7 +644,7 @@ for event in events:
 surfaced = {"mcpServers": {"files": {**entry("files.py"), "restart": "surface"}}}
 with Host(surfaced) as careful:
     os.kill(careful.status()["files"].pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while careful.status()["files"].state != "failed" and time.monotonic() < deadline:
         time.sleep(0.01)
     print(careful.status()["files"].state, [tool["name"] for tool in careful.tools()])
@@ -742,6 +743,7 @@ with measured:
     print(f"memory={memory:,.0f} MiB  per_server={memory / 100:.1f} MiB")
     print(f"tools={len(names)}")
     print(f"route()={lookup * 1e9:.0f} ns  tools/call={call * 1e6:.0f} µs")
+    print(f"route() over a hundred times cheaper than tools/call: {lookup * 100 < call}")
 
 # %% [markdown] lang="en"
 # What holds on any machine:
@@ -757,14 +759,13 @@ print(ready, len(statuses), len(names), len(set(names)))
 print(Counter(per_server.values()))
 print(names[:2], names[-1])
 print(f"tools/list: {len(listing) // 1024} KiB ~ {len(listing) // 4 // 1000}k tokens")
-print(lookup * 100 < call)
 
 # %% [markdown] lang="en"
 # All 100 ready, 400 unique names (every `notes_list` collides, so every name is prefixed),
 # 4 tools per server. On the machine this lesson was written on, the 100 were ready in about
 # 3 s (a bare Python interpreter takes about a third of that to start and answer), used
 # about 20 MiB each, 2 GB together; a routing lookup took some tens of nanoseconds, a real
-# call under a millisecond, and the check above says the lookup is over a hundred times
+# call under a millisecond; the box above shows whether the lookup is over a hundred times
 # cheaper than the call on yours too.
 #
 # ## 10. What replaces the plain dict?
@@ -795,8 +796,8 @@ print(lookup * 100 < call)
 # los 100 estuvieron listos en unos 3 s (un intérprete de Python vacío tarda alrededor de un
 # tercio de eso en arrancar y responder), usaron unos 20 MiB cada uno, 2 GB entre todos; una
 # búsqueda en la tabla de enrutamiento tardó unas decenas de nanosegundos, una llamada real
-# menos de un milisegundo, y la comprobación de arriba dice que la búsqueda es más de cien
-# veces más barata que la llamada también en la tuya.
+# menos de un milisegundo; el recuadro de arriba muestra si la búsqueda es más de cien veces
+# más barata que la llamada también en la tuya.
 #
 # ## 10. ¿Qué sustituye al dict simple?
 #
@@ -844,10 +845,10 @@ prefix_costs = ipywidgets.Output()
 display(prefix_costs)
 with prefix_costs:
     print(f"scan={scan * 1e6:.1f} µs  bisect={cut * 1e6:.2f} µs  route()={lookup * 1e9:.0f} ns")
+    print(f"bisect faster than scan: {cut < scan}")
 
 # %%
 print(sorted(by_scan("notes57")) == by_bisect("notes57"), by_bisect("notes57"))
-print(cut < scan)
 crowd.close()
 folder.cleanup()
 

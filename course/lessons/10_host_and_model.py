@@ -642,7 +642,7 @@ print(pins["files_read"] == agent.fingerprint(next(t for t in rug.tools()
                                                    if t["name"] == "files_read")))
 run = run_agent(rug, ScriptedModel([[call("files_read", path="notes/plan.md")]]), "Read my plan",
                 pins=pins)
-print(run.audit[0]["outcome"], changed.wait(5))
+print(run.audit[0]["outcome"], changed.wait(60))
 now = next(t for t in rug.tools() if t["name"] == "files_read")
 print(now["description"])
 print(now["inputSchema"]["required"], agent.looks_injected(now["description"]))

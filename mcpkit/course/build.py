@@ -308,3 +308,58 @@ def compare_trees(a: Path, b: Path) -> list[str]:
                 if not (pa.exists() and pb.exists()) or pa.read_bytes() != pb.read_bytes():
                     differ.append(f"{tree}/{lang}/{name}")
     return differ
+
+
+def _shown(value, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _cell_outputs(cell: nbformat.NotebookNode) -> str:
+    """A cell's outputs as text, one output after another (what a diff is read against)."""
+    lines: list[str] = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            lines.append(out.text)
+        elif out.output_type in ("execute_result", "display_data"):
+            lines.extend(f"{mime}: {value}" for mime, value in sorted(out.data.items()))
+        elif out.output_type == "error":
+            lines.append(f"{out.ename}: {out.evalue}")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def differing_cells(a: Path, b: Path) -> list[str]:
+    """Where two roots' notebooks differ, one line per cell: notebook, cell id, first line that
+    differs (``a`` then ``b``). A notebook that differs elsewhere (metadata, a missing file) is
+    named on its own line."""
+    found: list[str] = []
+    for rel in compare_trees(a, b):
+        pa, pb = a / rel, b / rel
+        if not (pa.exists() and pb.exists()):
+            found.append(f"{rel}: only in {a if pa.exists() else b}")
+            continue
+        na, nb = (nbformat.reads(p.read_text(encoding="utf-8"), as_version=4) for p in (pa, pb))
+        cells_a = {cell.get("id"): cell for cell in na.cells}
+        cells_b = {cell.get("id"): cell for cell in nb.cells}
+        before = len(found)
+        for cell_id in [*cells_a, *(i for i in cells_b if i not in cells_a)]:
+            ca, cb = cells_a.get(cell_id), cells_b.get(cell_id)
+            if ca is None or cb is None:
+                found.append(f"{rel} cell {cell_id}: only in {a if cb is None else b}")
+            elif ca != cb:
+                if ca.get("source") != cb.get("source"):
+                    what, ta, tb = "source", ca.get("source", ""), cb.get("source", "")
+                elif ca.get("outputs") != cb.get("outputs"):
+                    what, ta, tb = "output", _cell_outputs(ca), _cell_outputs(cb)
+                else:
+                    what, ta, tb = "metadata", repr(dict(ca.metadata)), repr(dict(cb.metadata))
+                la, lb = ta.splitlines() or [""], tb.splitlines() or [""]
+                at = next((i for i, (x, y) in enumerate(zip(la, lb, strict=False)) if x != y),
+                          min(len(la), len(lb)))
+                la.append("(end)")
+                lb.append("(end)")
+                found.append(f"{rel} cell {cell_id}: {what} differs at line {at + 1}: "
+                             f"{_shown(la[at])!r} vs {_shown(lb[at])!r}")
+        if len(found) == before:
+            found.append(f"{rel}: notebook metadata or cell order differs")
+    return found

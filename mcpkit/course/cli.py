@@ -17,14 +17,14 @@ from pathlib import Path
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .build import build, compare_trees, find_root
+    from .build import build, differing_cells, find_root
 
     root = find_root(args.root)
     started = time.monotonic()
     if args.check:
         with tempfile.TemporaryDirectory(prefix="mcpkit-course-") as tmp:
             build(root, out=Path(tmp), jobs=args.jobs)
-            differ = compare_trees(root, Path(tmp))
+            differ = differing_cells(root, Path(tmp))
         if differ:
             print("out of date (run `mcpkit-course build`):", *differ, sep="\n  ")
             return 1
