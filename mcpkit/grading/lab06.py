@@ -248,7 +248,7 @@ def check_merge(merge: Callable[..., Any]) -> None:
              lambda: _merged(merge, two, "prefix")[1], True,
              hint=_("copy each tool ({**tool, 'name': exposed}) instead of renaming it in "
                     "place: the server's list is the server's",
-                    "copia cada herramienta ({**tool, 'name': expuesto}) en lugar de "
+                    "copia cada herramienta ({**tool, 'name': exposed}) en lugar de "
                     "renombrarla en su sitio: la lista del servidor es del servidor")),
         case(_("no collision: names stay as they are", "sin colisión: los nombres no cambian"),
              lambda: _merged(merge, {"files": _tools("read"), "web": _tools("fetch")},
@@ -284,7 +284,7 @@ def check_merge(merge: Callable[..., Any]) -> None:
              lambda: _merged(merge, two, "reject"), expect(two, "reject"),
              hint=_("raise NameCollision(message, name, (first, second)); the message must "
                     "name the tool and both servers, so that the user knows what to rename",
-                    "lanza NameCollision(mensaje, nombre, (primero, segundo)); el mensaje debe "
+                    "lanza NameCollision(message, name, (first, second)); el mensaje debe "
                     "nombrar la herramienta y los dos servidores, para que el usuario sepa qué "
                     "renombrar")),
         case(_("reject: a name twice in one server is not a collision between servers",
@@ -293,8 +293,8 @@ def check_merge(merge: Callable[..., Any]) -> None:
              expect({"files": _tools("read", "read")}, "reject"),
              hint=_("only two different servers collide; a server's own duplicate is hidden "
                     "(its first one wins), under every policy",
-                    "solo chocan dos servidores distintos; el duplicado de un mismo servidor "
-                    "queda oculto (gana el primero), con cualquier política")),
+                    "solo hay colisión entre dos servidores distintos; el duplicado de un mismo "
+                    "servidor queda oculto (gana el primero), con cualquier política")),
         case(_("prefix-on-collision: a name twice in one server is not shared",
                "prefix-on-collision: un nombre repetido en un servidor no es compartido"),
              lambda: _merged(merge, {"files": _tools("read", "read"), "web": _tools("fetch")},
@@ -308,7 +308,8 @@ def check_merge(merge: Callable[..., Any]) -> None:
                     "cuenta servidores, no herramientas (el duplicado queda oculto, el primero "
                     "conserva el nombre sin prefijo)")),
         case(_("a prefixed name can collide too (`a` + `b__c`, `a__b` + `c`)",
-               "un nombre con prefijo también puede chocar (`a` + `b__c`, `a__b` + `c`)"),
+               "un nombre con prefijo también puede provocar una colisión (`a` + `b__c`, "
+               "`a__b` + `c`)"),
              lambda: _merged(merge, {"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
              expect({"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
              hint=_("check the exposed name, after the prefix, against the names already "
@@ -403,7 +404,7 @@ def check_namespace(make: Callable[..., Any]) -> None:
     web = ("update", "web", ["search", "fetch"])
     results = [
         case(_("route an exposed name to (server, original name)",
-               "dirigir un nombre expuesto a (servidor, nombre original)"),
+               "enrutar un nombre expuesto a (servidor, nombre original)"),
              *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
                     ("route", "web__search"), ("route", "read")]),
              hint=_("keep the routes merge() made: exposed name -> (server, original)",
@@ -414,7 +415,7 @@ def check_namespace(make: Callable[..., Any]) -> None:
                     ("route", "search"), ("route", "nope")]),
              hint=_("raise UnknownTool(message, name), naming the tool: after a rename, the "
                     "old plain name is gone",
-                    "lanza UnknownTool(mensaje, nombre), nombrando la herramienta: tras un "
+                    "lanza UnknownTool(message, name), nombrando la herramienta: tras un "
                     "cambio de nombre, el nombre simple antiguo ya no existe")),
         case(_("list_changed: a new tool on one server renames the other's",
                "list_changed: una herramienta nueva en un servidor renombra la del otro"),
@@ -444,16 +445,18 @@ def check_namespace(make: Callable[..., Any]) -> None:
                     "fusiona solo los servidores dados a Namespace(servers), en ese orden: un "
                     "servidor fuera de la configuración no añade herramientas")),
         case(_("remove(): a server gone for good takes its names with it",
-               "remove(): un servidor que se fue del todo se lleva sus nombres"),
+               "remove(): un servidor que se fue definitivamente se lleva sus nombres"),
              *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
                     ("remove", "files"), ("tools",), ("route", "search"),
                     ("route", "files__read")])),
         case(_("reject: a colliding update raises and changes nothing",
-               "reject: una actualización que choca lanza y no cambia nada"),
+               "reject: una actualización que provoca una colisión lanza NameCollision y no "
+               "cambia nada"),
              *both([("new", ["files", "web"], "reject"), files, web, ("tools",),
                     ("route", "search"), ("update", "files", ["read"]), ("tools",)]),
              hint=_("merge into new tables first; keep them only if the merge did not raise",
-                    "fusiona primero en tablas nuevas; quédatelas solo si la fusión no lanzó")),
+                    "fusiona primero en tablas nuevas; quédatelas solo si la fusión no lanzó "
+                    "ninguna excepción")),
         differential(
             _("behaves like a namespace merged by mcpkit on generated updates and removals",
               "se comporta como un espacio de nombres fusionado por mcpkit con "
@@ -559,7 +562,7 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "base * factor ** (failures - 1), y como mucho cap: 0.5, 1, 2, 4, 8, 16, "
                     "30, 30...")),
         case(_("jitter: at most 20% either way, drawn with rng.uniform",
-               "la variación aleatoria (jitter): como mucho un 20% a cada lado, con "
+               "la variación aleatoria (jitter): como mucho un 20 % en cada sentido, con "
                "rng.uniform"),
              *both(([0.0, 0.999, 0.25], {}, [("delay", 3), ("delay", 3), ("delay", 3)])),
              hint=_("multiply by 1 + rng.uniform(-jitter, jitter): rng.random() == 0 gives "
@@ -582,7 +585,7 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "2 ** 1999 no cabe en un float (OverflowError): deja de hacer crecer el "
                     "tiempo cuando llega al tope")),
         case(_("failure(): the notice comes once, at the third failure in a row",
-               "failure(): el aviso llega una vez, en el tercer fallo seguido"),
+               "failure(): el aviso llega una vez, en el tercer fallo consecutivo"),
              *both((calm, {}, [("failure",)] * 5)),
              hint=_("notice is true when the count reaches notice_after, and only then: a "
                     "user told on every later failure stops reading",
@@ -594,7 +597,7 @@ def check_backoff(make: Callable[..., Any]) -> None:
              hint=_("success() sets the count back to 0: the next failure waits base again, "
                     "and a third failure in a row notices again",
                     "success() devuelve la cuenta a 0: el siguiente fallo vuelve a esperar "
-                    "base, y un tercer fallo seguido vuelve a avisar")),
+                    "base, y un tercer fallo consecutivo vuelve a avisar")),
         case(_("the parameters are used (base, factor, cap, jitter, notice_after)",
                "se usan los parámetros (base, factor, cap, jitter, notice_after)"),
              *both(([0.1, 0.9], {"base": 1.0, "factor": 3.0, "cap": 10.0, "jitter": 0.5,
@@ -959,13 +962,13 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "self.sleep y vuelve a arrancar el comando; mientras espera, self.pid es "
                     "None (no hay servidor en marcha)")),
         case(_("killed three times in a row: growing delays and one notice, at the third",
-               "lo matan tres veces seguidas: tiempos que crecen y un aviso, en el tercero"),
+               "lo matan tres veces consecutivas: esperas que crecen y un aviso, en la tercera"),
              rigged(make, lambda rig: _kill_and_return(rig, 3)),
              kills(True, True, [True, True, True], ["failure"] * 3, True, [None] * 3,
                    [(3, True)]),
              hint=_("call notify(message) when failure() says so; the message names the "
                     "server and the number of failures",
-                    "llama a notify(mensaje) cuando failure() lo diga; el mensaje nombra el "
+                    "llama a notify(message) cuando failure() lo diga; el mensaje nombra el "
                     "servidor y el número de fallos")),
         case(_("a server that stayed up stable_after seconds starts a new streak",
                "un servidor que aguantó stable_after segundos empieza una racha nueva"),
@@ -978,7 +981,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "crash again at once)",
                     "cuando el servidor muere, compara self.clock() con la hora a la que "
                     "arrancó: si pasaron stable_after segundos o más, llama a "
-                    "backoff.success() antes de contar el fallo; un arranque con éxito por sí "
+                    "backoff.success() antes de contar el fallo; un arranque correcto por sí "
                     "solo no prueba nada (puede volver a caerse en el acto)")),
         case(_("up exactly stable_after seconds is stable",
                "en marcha exactamente stable_after segundos es estable"),
@@ -988,8 +991,8 @@ def check_supervisor(make: Callable[..., Any]) -> None:
              hint=_("stable_after seconds *or more*: compare with >=, not >",
                     "stable_after segundos *o más*: compara con >=, no con >")),
         case(_("a server that cannot start: a delay after each failed start, one notice",
-               "un servidor que no puede arrancar: un tiempo tras cada arranque fallido, un "
-               "aviso"),
+               "un servidor que no puede arrancar: una espera tras cada arranque fallido, y "
+               "un aviso"),
              rigged(make, _never_starts, "failing", block_after=5),
              never(False, True, ["failure"] * 5, True, [(3, True)]),
              hint=_("start() returns False when the first attempt fails; the thread keeps "

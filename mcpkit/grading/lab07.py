@@ -162,7 +162,7 @@ _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]
     ("a version from the future", "una versión del futuro", "tools/list",
      {"_meta": _meta("2027-01-01")}, False, _unsupported("2027-01-01"),
      ("-32022 with data {'supported': SUPPORTED_VERSIONS, 'requested': the version}",
-      "-32022 con data {'supported': SUPPORTED_VERSIONS, 'requested': la versión}")),
+      "-32022 con data {'supported': SUPPORTED_VERSIONS, 'requested': version}")),
     ("a legacy version in _meta", "una versión heredada en _meta", "tools/list",
      {"_meta": _meta("2025-11-25")}, False, _unsupported("2025-11-25"),
      ("in _meta only modern versions are supported: a legacy date is -32022 too",
@@ -278,7 +278,7 @@ def _era_hint(x: EraCase, expected: Step | None, got: Step | None) -> str | None
         return _("an unsupported version: JsonRpcError(-32022, ..., {'supported': [...], "
                  "'requested': version})",
                  "una versión no admitida: JsonRpcError(-32022, ..., {'supported': [...], "
-                 "'requested': versión})")
+                 "'requested': version})")
     if want == {"error": -32602}:
         return _("-32602 (InvalidParams): _meta of the wrong shape, a missing version or "
                  "capabilities, or an unknown log level",
@@ -480,7 +480,7 @@ def check_discover_result(discover_result: Callable) -> None:
         (_("empty instructions", "instrucciones vacías"), empty,
          _("instructions \"\" say nothing: leave the key out, as for None",
            "unas instrucciones \"\" no dicen nada: omite la clave, como con None")),
-        (_("instructions and caching hints", "instrucciones y pistas de caché"), told,
+        (_("instructions and caching hints", "instrucciones e indicaciones de caché"), told,
          _("ttlMs and cacheScope say how long, and for whom, a client may keep this result",
            "ttlMs y cacheScope dicen cuánto tiempo, y para quién, puede guardar un cliente "
            "este resultado")),
@@ -493,9 +493,10 @@ def check_discover_result(discover_result: Callable) -> None:
         return value.get("supportedVersions") if isinstance(value, dict) else value
 
     results.append(case(
-        _("newest version first", "la versión más nueva primero"), versions_listed, _SUPPORTED,
+        _("newest version first", "la versión más reciente primero"), versions_listed, _SUPPORTED,
         hint=_("list(versions.SUPPORTED_VERSIONS): newest first, both eras",
-               "list(versions.SUPPORTED_VERSIONS): la más nueva primero, de las dos eras")))
+               "list(versions.SUPPORTED_VERSIONS): la más reciente primero, de las dos "
+               "eras")))
     results.append(differential(
         _("server/discover of generated servers, against mcpkit's connection",
           "server/discover de servidores generados, frente a la conexión de mcpkit"),
@@ -620,10 +621,10 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
     other_args = {"name": "book_table", "arguments": {"guests": 9}}
     refusal = _("refused with InvalidParams (-32602)", "rechazado con InvalidParams (-32602)")
     results = [
-        case(_("seal, then open: the payload", "sellar y abrir: la carga"),
+        case(_("seal, then open: the payload", "sellar y abrir: la carga útil"),
              lambda: _refused(lambda: opened(sealed())), _PAYLOAD,
              hint=_("open_state returns the payload that seal_state sealed",
-                    "open_state devuelve la carga que selló seal_state")),
+                    "open_state devuelve la carga útil que selló seal_state")),
         case(_("mcpkit's format: a StateSealer with the secret opens it",
                "el formato de mcpkit: un StateSealer con el secreto lo abre"),
              lambda: _refused(lambda: mrtr.StateSealer(_SECRET).open(
@@ -633,9 +634,9 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
              hint=_("b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = compact JSON, "
                     "sorted keys, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
                     "'p': payload}",
-                    "b64(cuerpo) + '.' + b64(HMAC-SHA256(secreto, cuerpo)); cuerpo = JSON "
-                    "compacto, claves ordenadas, {'v': 1, 'f': huella, 'exp': int(now + ttl_s),"
-                    " 'p': carga}")),
+                    "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = JSON compacto, "
+                    "claves ordenadas, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
+                    "'p': payload}")),
         case(_("a state from a real mcpkit server opens", "abre un estado de un servidor mcpkit "
                "real"),
              lambda: _refused(lambda: sorted(open_state(
@@ -644,7 +645,8 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
              hint=_("another replica with the same secret must open what any of them sealed",
                     "otra réplica con el mismo secreto debe abrir lo que selló cualquiera")),
         case(_("_meta and the round-trip fields are not bound",
-               "_meta y los campos de ida y vuelta no quedan ligados"),
+               "_meta y los campos de cada ronda (`inputResponses`, `requestState`) no "
+               "quedan ligados"),
              lambda: _refused(lambda: opened(sealed(), params=other_meta)), _PAYLOAD,
              hint=_("use mrtr.request_fingerprint: _meta, inputResponses and requestState "
                     "change between rounds",
@@ -811,7 +813,8 @@ def _state_hint(x: StateCase, expected: Step | None, got: Step | None) -> str | 
     if "now +" in label and expected is not None and expected.seen != _REFUSED:
         return _("this one must open: same request (only _meta or round-trip fields differ), "
                  "not yet expired", "este debe abrirse: la misma solicitud (solo difieren "
-                 "_meta o los campos de ida y vuelta) y aún sin caducar")
+                 "_meta o los campos de cada ronda (`inputResponses`, `requestState`)) y aún "
+                 "sin caducar")
     if expected is not None and expected.seen == _REFUSED:
         return _("this one must be refused with InvalidParams (-32602)",
                  "este debe rechazarse con InvalidParams (-32602)")
@@ -870,7 +873,8 @@ _PROBE_CASES = [
     ("Method not found", "Method not found",
      {"error": {"code": -32601, "message": "Method not found"}}, 0, ("initialize", None),
      "a legacy server does not know server/discover: fall back to initialize",
-     "un servidor heredado no conoce server/discover: vuelve a initialize"),
+     "un servidor heredado no conoce server/discover: recurre a initialize (el handshake "
+     "heredado)"),
     ("silence", "silencio", {"timeout": True}, 0, ("initialize", None),
      "no answer before the probe's timeout: a legacy server that waits for initialize",
      "ninguna respuesta antes del tiempo de espera: un servidor heredado que espera initialize"),
@@ -895,7 +899,8 @@ _PROBE_CASES = [
      "un HTTP 400, 404 o 405 sin error JSON-RPC: un servidor heredado"),
     ("HTTP 401", "HTTP 401", {"http_status": 401}, 0, ("fail", None),
      "401 and 403 need credentials in either era: no fallback",
-     "401 y 403 necesitan credenciales en las dos eras: no hay vuelta atrás"),
+     "401 y 403 indican un problema de credenciales, en las dos eras: no se recurre a la era "
+     "heredada"),
     ("missing client capability", "falta una capacidad del cliente",
      {"error": {"code": -32021, "message": "Missing", "data": {}}}, 0, ("modern", MODERN),
      "-32021 (or -32020) comes from a modern server: stay modern",

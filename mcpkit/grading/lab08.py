@@ -241,14 +241,15 @@ def _refusal_hint(x: RefusalCase, expected: Step | None, got: Step | None) -> st
     texts = {
         404: _("the path is not /mcp", "la ruta no es /mcp"),
         403: _("Host or Origin is not on this machine", "Host u Origin no son de esta máquina"),
-        401: _("the bearer token is missing or wrong", "falta el token de portador o es otro"),
+        401: _("the bearer token is missing or wrong",
+               "falta el token de portador o no es el correcto"),
         405: _("a method MCP does not use", "un método que MCP no usa"),
         415: _("a POST that does not say application/json",
                "un POST que no dice application/json"),
         406: _("a POST that does not accept both formats",
                "un POST que no acepta los dos formatos"),
         None: _("nothing is wrong with this request: admit it (None)",
-                "a esta solicitud no le pasa nada: admítela (None)"),
+                "esta solicitud no tiene ningún problema: admítela (None)"),
     }
     if expected is None:
         return None
@@ -672,7 +673,7 @@ def check_notes_front(make_app: Callable) -> None:
              _("more than one message: text/event-stream, one 'event: message' + 'data: ...' "
                "block each, the response last",
                "más de un mensaje: text/event-stream, un bloque 'event: message' + "
-               "'data: ...' por mensaje, la respuesta al final")),
+               "'data: ...' por mensaje, y la respuesta final en último lugar")),
             (_("a notification: 202", "una notificación: 202"), lambda: _post(http.url, note),
              {"status": 202, "format": None},
              _("a notification gets 202 and no body", "una notificación recibe 202 sin cuerpo")),

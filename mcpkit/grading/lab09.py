@@ -324,7 +324,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "code}",
                         "un resultado guarda el texto de los bloques de texto y el tipo de los "
                         "demás; isError: true queda {\"isError\": True}; una respuesta de error, "
-                        "{\"error\": código}")),
+                        "{\"error\": code}")),
         _harness_case(h, _("the other form of an unknown tool: a result with isError",
                            "la otra forma de una herramienta desconocida: un resultado con "
                            "isError"),
@@ -355,8 +355,8 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "[role, tipo de contenido, text] de cada mensaje (el texto de un bloque "
                         "de recurso es el texto de su recurso)")),
         _harness_case(h, _("notifications and server requests in between are skipped",
-                           "las notificaciones y solicitudes del servidor entre medias se "
-                           "saltan"),
+                           "se saltan las notificaciones y solicitudes que el servidor envía "
+                           "intercaladas"),
                       {**_BASIC, "chatty": True}, [["call", "echo", {"text": "x"}],
                                                    ["list", "prompts"]],
                       _("a message with a \"method\" is not the answer you wait for, even if "
@@ -374,7 +374,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
         _harness_case(h, _("a request never answered: \"no answer\" after the timeout, and "
                            "the session goes on",
                            "una solicitud que nunca se responde: \"no answer\" al agotarse el "
-                           "tiempo, y la sesión sigue"),
+                           "tiempo de espera, y la sesión sigue"),
                       {**_BASIC, "silent": ["prompts/get"]},
                       [["get", "greet", {}], ["call", "echo", {"text": "still here"}]],
                       _("wait at most timeout seconds for each answer (lines.get(timeout=...)), "
@@ -410,7 +410,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                       [["read", "mem://zzz"], ["call", "nope", {}], ["send", "nope/never", {}],
                        ["list", "tools"]],
                       _("an error answer is {\"error\": code}, whatever else it carries",
-                        "una respuesta de error es {\"error\": código}, lleve lo que lleve "
+                        "una respuesta de error es {\"error\": code}, lleve lo que lleve "
                         "además")),
         _harness_case(h, _("a server that dies mid-run", "un servidor que muere a mitad"),
                       {**_BASIC, "die_after": 3},
@@ -903,7 +903,7 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
                "la configuración: mcpServers con \"everything\" y \"files\", cada uno lanzado "
                "por Node")
     started = _("a Host on your config starts both and merges their tools",
-                "un Host con tu configuración arranca los dos y une sus herramientas")
+                "un Host con tu configuración arranca los dos y fusiona sus herramientas")
     through = _("your calls go through the host: an echo, and a file read in the folder",
                 "tus llamadas pasan por el host: un eco y la lectura de un archivo de la "
                 "carpeta")

@@ -632,11 +632,11 @@ def _agent_hint(x: AgentCase, expected: Step | None, got: Step | None) -> str | 
                  "rechazadas nunca deben llegar a un servidor")
     if "audit" in label or "auditoría" in label:
         return _("one entry per tool call the model asked for, in order, with its outcome",
-                 "una entrada por llamada que pidió el modelo, en orden, con su resultado")
+                 "una entrada por llamada que pidió el modelo, en orden, con su outcome")
     return _("every tool_use gets its tool_result; results with injected instructions are "
              "withheld (a gullible model would obey them)",
              "cada tool_use recibe su tool_result; los resultados con instrucciones inyectadas "
-             "se retienen (un modelo crédulo las obedecería)")
+             "quedan en cuarentena (un modelo crédulo las obedecería)")
 
 
 _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
@@ -666,7 +666,8 @@ _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
      AgentCase("everything", ((("files_read", '{"path": "inbox/offer.txt"}'),), "ok"),
                (True, True), 6), "reached",
      "a result whose text looks_injected is withheld from the model (outcome quarantined)",
-     "un resultado cuyo texto looks_injected se retiene (resultado quarantined)"),
+     "un resultado cuyo texto looks_injected queda en cuarentena (outcome "
+     "`\"quarantined\"`)"),
     ("a poisoned tool is never offered", "una herramienta envenenada nunca se ofrece",
      AgentCase("everything", ("ok",), (), 6), "offered",
      "files_hello's description gives the model orders: leave it out",
