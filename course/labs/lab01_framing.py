@@ -163,8 +163,11 @@ grading.check_encoders(encode_ndjson, encode_content_length)
 # | valid UTF-8 but not JSON | `InvalidJson("...")` |
 #
 # Decode the UTF-8 yourself before parsing: `json.loads` accepts bytes too, but then a UTF-8
-# problem comes out as a JSON one. And watch for hostile input: a body of 100,000 nested
-# `[` makes `json.loads` raise `RecursionError`, which is not a `ValueError`.
+# problem comes out as a JSON one. `NaN`, `Infinity` and `-Infinity` are not JSON (RFC 8259),
+# though `json.loads` accepts them: they give `InvalidJson` too (`json.loads(text,
+# parse_constant=...)` calls a function of yours on each of them). And watch for hostile
+# input: a body of 100,000 nested `[` makes `json.loads` raise `RecursionError`, which is
+# not a `ValueError`.
 
 # %% [markdown] lang="es"
 # ## Parte 2 · Un cuerpo, un valor
@@ -181,8 +184,11 @@ grading.check_encoders(encode_ndjson, encode_content_length)
 # | UTF-8 válido pero no JSON | `InvalidJson("...")` |
 #
 # Decodifica tú el UTF-8 antes de analizar: `json.loads` también acepta bytes, pero entonces un
-# problema de UTF-8 sale como uno de JSON. Y cuidado con la entrada hostil: un cuerpo con 100.000
-# `[` anidados hace que `json.loads` lance `RecursionError`, que no es un `ValueError`.
+# problema de UTF-8 sale como uno de JSON. `NaN`, `Infinity` y `-Infinity` no son JSON (RFC
+# 8259), aunque `json.loads` los acepta: también dan `InvalidJson` (`json.loads(text,
+# parse_constant=...)` llama a una función tuya con cada uno). Y cuidado con la entrada
+# hostil: un cuerpo con 100.000 `[` anidados hace que `json.loads` lance `RecursionError`, que
+# no es un `ValueError`.
 
 # %%
 def parse_message(body):
@@ -191,8 +197,11 @@ def parse_message(body):
         text = bytes(body).decode("utf-8")
     except UnicodeDecodeError as exc:
         return InvalidUtf8(f"not UTF-8: {exc.reason}", body)
+    def refuse(name):  # NaN, Infinity, -Infinity
+        raise ValueError(f"{name} is not JSON")
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=refuse)
     except (ValueError, RecursionError) as exc:
         return InvalidJson(f"not JSON: {exc}", body)
     ### END SOLUTION

@@ -83,7 +83,8 @@ grading.set_language("en")
 #
 # - `Dispatcher(on_response=None)`;
 # - `add_request(method, handler)` and `add_notification(method, handler)`; a handler is
-#   called as `handler(params, context)`, with `params` being `{}` when the message has none;
+#   called as `handler(params, context)`, with `params` being `{}` when the message has none
+#   (no `"params"`, or `"params": null`);
 # - `dispatch(message, context=None)` returns the response dict to send, or `None`.
 #
 # The rules, each one checked:
@@ -107,7 +108,8 @@ grading.set_language("en")
 #
 # - `Dispatcher(on_response=None)`;
 # - `add_request(method, handler)` y `add_notification(method, handler)`; a un manejador se le
-#   llama como `handler(params, context)`, con `params` igual a `{}` cuando el mensaje no trae;
+#   llama como `handler(params, context)`, con `params` igual a `{}` cuando el mensaje no trae
+#   (sin `"params"`, o con `"params": null`);
 # - `dispatch(message, context=None)` devuelve el dict de la respuesta que hay que enviar, o
 #   `None`.
 #

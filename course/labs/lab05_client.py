@@ -124,8 +124,10 @@ def start_server():
 # | `echo` | answers `{"echo": params}` |
 # | `notify` | sends `params["count"]` notifications, then answers |
 # | `notify_later` | answers at once, then sends a notification a moment later |
-# | `error` | answers with the error `params["code"]`, `params["message"]` |
-# | `stray` | first sends a response for an id nobody used, then its own answer |
+# | `error` | answers with the error `params["code"]`, `params["message"]` (and `params["data"]` when given) |
+# | `stray` | first sends a response for an id nobody used (each of `params["ids"]` when given, of any JSON type), then its own answer |
+# | `junk` | first writes lines that are no message (not JSON, blank, a scalar, an array), then its answer |
+# | `shape` | answers `{"params": params}`, or `{"params": "absent"}` when the request had none |
 # | `hold` / `release` | holds requests until a `release` with `{"count": n}`, then answers them newest first |
 # | `late` | answers after `params["delay"]` seconds |
 # | `silent` | never answers |
@@ -147,8 +149,10 @@ def start_server():
 # | `echo` | responde `{"echo": params}` |
 # | `notify` | envía `params["count"]` notificaciones y luego responde |
 # | `notify_later` | responde en el acto y envía una notificación un momento después |
-# | `error` | responde con el error `params["code"]`, `params["message"]` |
-# | `stray` | primero envía una respuesta para un id que nadie usó y luego la suya |
+# | `error` | responde con el error `params["code"]`, `params["message"]` (y `params["data"]` si se da) |
+# | `stray` | primero envía una respuesta para un id que nadie usó (cada uno de `params["ids"]` si se dan, de cualquier tipo JSON) y luego la suya |
+# | `junk` | primero escribe líneas que no son mensajes (no JSON, en blanco, un escalar, un array) y luego su respuesta |
+# | `shape` | responde `{"params": params}`, o `{"params": "absent"}` si la solicitud no traía |
 # | `hold` / `release` | retiene solicitudes hasta un `release` con `{"count": n}` y luego las responde empezando por la más reciente |
 # | `late` | responde tras `params["delay"]` segundos |
 # | `silent` | no responde nunca |

@@ -332,6 +332,16 @@ with Client(NOTES) as modern, Client(NOTES, version="2025-11-25") as legacy:
 # cuarenta líneas, hablando con el servidor de prueba del laboratorio 05:
 
 # %%
+class RequestError(Exception):  # the server answered with an error: its code, message, data
+    def __init__(self, code, message, data=None):
+        super().__init__(f"{code}: {message}")
+        self.code, self.message, self.data = code, message, data
+
+
+class SessionClosed(Exception):  # the server's output ended: no answer will come
+    pass
+
+
 class TinySession:
     def __init__(self, process, on_notification=None):
         self.process = process
@@ -351,7 +361,10 @@ class TinySession:
     def request(self, method, params=None, timeout=2.0):
         request_id = next(self.ids)
         future = self.pending[request_id] = Future()
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:  # no params: no "params" key at all (not null, not {})
+            message["params"] = params
+        self.send(message)
         try:
             return future.result(timeout)
         except TimeoutError:
@@ -362,19 +375,27 @@ class TinySession:
 
     def read_loop(self):
         for raw in self.process.stdout:
-            message = json.loads(raw)
-            if "id" not in message:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue  # a line that is not JSON is skipped
+            if not isinstance(message, dict):
+                continue  # so is a JSON value that is not an object
+            if "method" in message and "id" not in message:
                 self.notifications.append(message["params"]["data"])
                 if self.on_notification is not None:
                     self.on_notification(message)
-            elif (future := self.pending.pop(message["id"], None)) is not None:
-                if "error" in message:
-                    future.set_exception(RuntimeError(message["error"]["message"]))
+            elif type(message.get("id")) is int and (
+                    future := self.pending.pop(message["id"], None)) is not None:
+                if "error" in message:  # True == 1 in Python: only an int id can be ours
+                    error = message["error"]
+                    future.set_exception(RequestError(error.get("code"), error.get("message"),
+                                                      error.get("data")))
                 else:
-                    future.set_result(message["result"])
+                    future.set_result(message.get("result"))
         for future in list(self.pending.values()):
-            future.set_exception(EOFError(grading._("the server's output ended",
-                                                    "terminó la salida del servidor")))
+            future.set_exception(SessionClosed(grading._("the server's output ended",
+                                                          "terminó la salida del servidor")))
         self.pending.clear()
 
     def close(self):
@@ -391,12 +412,31 @@ print(tiny.request("notify", {"count": 3}))
 print(tiny.notifications)
 
 # %% [markdown] lang="en"
+# `TinySession` keeps lab 05's contract where the lab checks it: no `"params"` key when there
+# are none, `RequestError(code, message, data)` for an error response, `SessionClosed` for
+# every request still waiting when the output ends, junk lines skipped, only an `int` id
+# matched. Where it is shorter than the lab's `Session`, the lab asks for more: `notifications`
+# here is a list of the notifications' `data` for printing, while the lab's `notifications()`
+# is a method that returns the whole messages and empties the queue; and the lab's session
+# also remembers that it ended (a request then raises `SessionClosed` at once) and turns a
+# failed write into `SessionClosed`.
+#
 # Three notifications arrived before the response, and the reader put each where it belongs.
 # Now three requests from three threads, which the test server answers **newest first**
 # (`hold`, then `release`): each caller still gets its own answer, because the id, not the
 # order, says whose it is.
 
 # %% [markdown] lang="es"
+# `TinySession` respeta el contrato del laboratorio 05 donde el laboratorio lo comprueba: ninguna
+# clave `"params"` cuando no hay, `RequestError(code, message, data)` para una respuesta de
+# error, `SessionClosed` para cada solicitud que sigue esperando cuando se acaba la salida, las
+# líneas basura se saltan y solo se empareja un id `int`. Donde es más corta que la `Session`
+# del laboratorio, el laboratorio pide más: aquí `notifications` es una lista con el `data` de
+# las notificaciones, para imprimirla, mientras que `notifications()` del laboratorio es un
+# método que devuelve los mensajes completos y vacía la cola; y la sesión del laboratorio
+# también recuerda que terminó (entonces una solicitud lanza `SessionClosed` en el acto) y
+# convierte una escritura fallida en `SessionClosed`.
+#
 # Llegaron tres notificaciones antes de la respuesta, y el lector puso cada una en su sitio.
 # Ahora, tres solicitudes desde tres hilos, que el servidor de prueba responde **empezando
 # por la más reciente** (`hold` y luego `release`): cada hilo que llama sigue recibiendo su
@@ -685,7 +725,7 @@ failures = {}
 def wait_for_hold(n):
     try:
         tiny.request("hold", {"caller": n}, timeout=10)
-    except EOFError as exc:
+    except SessionClosed as exc:
         failures[n] = str(exc)
 
 

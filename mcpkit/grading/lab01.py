@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,6 +83,25 @@ def _chunks_text(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         return f"{getattr(cls, '__name__', 'Decoder')}({args}) ; {calls}"
     return calls
+
+
+@contextmanager
+def _reference_parse(cls: type) -> Iterator[None]:
+    """While parts 3 and 4 are checked, the ``parse_message`` the learner's decoder calls is
+    mcpkit's: a bug in part 2 costs part 2, not the two decoders built on it."""
+    feed = getattr(cls, "feed", None)
+    names = getattr(feed, "__globals__", None)
+    if not isinstance(names, dict) or not callable(names.get("parse_message")):
+        yield
+        return
+    from ..framing import _parse
+
+    own = names["parse_message"]
+    names["parse_message"] = _parse
+    try:
+        yield
+    finally:
+        names["parse_message"] = own
 
 
 def _byte_by_byte(data: bytes) -> list[bytes]:
@@ -182,6 +202,13 @@ def check_parse_message(parse_message: Callable) -> None:
            "bytes.decode('utf-8') lanza UnicodeDecodeError aquí")),
         (b"", Err("InvalidJson"), _("an empty body is not JSON", "un cuerpo vacío no es JSON"),
          None),
+        (b'{"temperature": NaN, "limit": -Infinity}', Err("InvalidJson"),
+         _("NaN and Infinity are not JSON: InvalidJson",
+           "NaN e Infinity no son JSON: InvalidJson"),
+         _("json.loads accepts NaN, Infinity and -Infinity; RFC 8259 does not: refuse them "
+           "with json.loads(text, parse_constant=...)",
+           "json.loads acepta NaN, Infinity y -Infinity; el RFC 8259 no: recházalos con "
+           "json.loads(text, parse_constant=...)")),
         (deep, Err("InvalidJson"),
          _("hostile input: 100,000 nested arrays give InvalidJson, not a crash",
            "entrada hostil: 100.000 arrays anidados dan InvalidJson, no una caída"),
@@ -198,7 +225,13 @@ def check_parse_message(parse_message: Callable) -> None:
 
 
 def check_ndjson_decoder(cls: type) -> None:
-    """Lab 01, part 2: an incremental newline-delimited JSON decoder."""
+    """Lab 01, part 3: an incremental newline-delimited JSON decoder (on mcpkit's
+    parse_message, so that part 2's bugs stay in part 2)."""
+    with _reference_parse(cls):
+        _check_ndjson_decoder(cls)
+
+
+def _check_ndjson_decoder(cls: type) -> None:
     ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
     pong = b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
     ping_v = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -251,8 +284,10 @@ def check_ndjson_decoder(cls: type) -> None:
     add(_("bytes that are not UTF-8 become an InvalidUtf8 item",
           "los bytes que no son UTF-8 producen un elemento InvalidUtf8"),
         [b'{"text":"\xff\xfe"}\n' + pong], [Err("InvalidUtf8"), pong_v],
-        hint=_("catch UnicodeDecodeError separately from json.JSONDecodeError",
-               "captura UnicodeDecodeError aparte de json.JSONDecodeError"))
+        hint=_("feed() itself must not decode: hand each complete line's bytes to "
+               "parse_message, which returns InvalidUtf8 for them",
+               "feed() no debe decodificar: pasa los bytes de cada línea completa a "
+               "parse_message, que devuelve InvalidUtf8 para ellos"))
     add(_("a line of exactly max_message_size bytes is accepted",
           "se acepta una línea de exactamente max_message_size bytes"),
         [limit_ok], [{"t": "y" * 24}], max_message_size=32,
@@ -284,7 +319,13 @@ def _cl(body: bytes, *headers: bytes) -> bytes:
 
 
 def check_content_length_decoder(cls: type) -> None:
-    """Lab 01, part 3: an incremental Content-Length (LSP-style) decoder."""
+    """Lab 01, part 4: an incremental Content-Length (LSP-style) decoder (on mcpkit's
+    parse_message, so that part 2's bugs stay in part 2)."""
+    with _reference_parse(cls):
+        _check_content_length_decoder(cls)
+
+
+def _check_content_length_decoder(cls: type) -> None:
     ping_b = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     pong_b = b'{"jsonrpc":"2.0","id":1,"result":{}}'
     ping_v = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -392,7 +433,8 @@ def _body(rng: Gen, limit: int) -> bytes:
     if roll < 0.7:
         return _sized_json(rng, limit + rng.choice([-2, -1, 0, 0, 1, 1, 2, limit, 150]))
     if roll < 0.8:
-        return rng.choice([b"{oops}", b'{"id": 1,}', b"[1, 2", b"nul", b"'x'", b"{\"a\" 1}"])
+        return rng.choice([b"{oops}", b'{"id": 1,}', b"[1, 2", b"nul", b"'x'", b"{\"a\" 1}",
+                           b'{"x":NaN}', b"-Infinity"])
     if roll < 0.9:
         return rng.choice([b'{"t":"\xff"}', b'"caf\xe9"', b'"\xc3"', b'"\xed\xa0\x80"'])
     return "\"ñ☕\"".encode() if rng.random() < 0.5 else b"[]"
@@ -513,15 +555,31 @@ def _shrink_schedule(x: Schedule) -> Iterator[Schedule]:
             yield replace(x, sizes=(*x.sizes[:d], merged, *x.sizes[d + 1 :]))
 
 
+def _not_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
 def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str | None:
     if expected is None or got is None:
         return None
     want, have = expected.seen, got.seen
     if isinstance(have, Seen) and have.raised:
         if have.type == "UnicodeDecodeError":
-            return _("buffer bytes and decode complete messages only: a chunk may end inside "
-                     "a UTF-8 character", "acumula bytes y decodifica solo mensajes completos: "
-                     "un trozo puede acabar dentro de un carácter UTF-8")
+            if any(_not_utf8(f) for frames in x.frames for f in frames):
+                return _("feed() raised on bytes that are not UTF-8: such a message is an "
+                         "InvalidUtf8 item (parse_message returns it); feed() must not decode "
+                         "anything itself", "feed() lanzó con bytes que no son UTF-8: ese "
+                         "mensaje es un elemento InvalidUtf8 (parse_message lo devuelve); "
+                         "feed() no debe decodificar nada por su cuenta")
+            return _("feed() raised UnicodeDecodeError on valid UTF-8 split across chunks: "
+                     "buffer bytes and decode complete messages only (a chunk may end inside "
+                     "a UTF-8 character)", "feed() lanzó UnicodeDecodeError con UTF-8 válido "
+                     "partido entre trozos: acumula bytes y decodifica solo mensajes completos "
+                     "(un trozo puede acabar dentro de un carácter UTF-8)")
         return _("feed() must never raise: bad input becomes an error item in the list",
                  "feed() nunca debe lanzar: una entrada errónea se convierte en un elemento de "
                  "error en la lista")
@@ -539,13 +597,17 @@ def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str |
     first = next(((w, h) for w, h in pairs if w != h), (None, None))
     if first[0] == "InvalidHeader":
         return _("a Content-Length value is ASCII digits only, spaces around it allowed: no "
-                 "sign, no decimal point, no hexadecimal",
+                 "sign, no decimal point, no hexadecimal, no other script's digits (str.isdigit "
+                 "and int() take '١٢' and '５'; bytes.isdigit does not)",
                  "un valor de Content-Length son solo dígitos ASCII, con espacios alrededor: ni "
-                 "signo, ni punto decimal, ni hexadecimal")
+                 "signo, ni punto decimal, ni hexadecimal, ni dígitos de otras escrituras "
+                 "(str.isdigit e int() aceptan '١٢' y '５'; bytes.isdigit no)")
     if first[1] == "InvalidHeader":
-        return _("header names are case-insensitive and may have spaces around them; other "
-                 "headers are ignored", "los nombres de cabecera no distinguen mayúsculas y "
-                 "pueden llevar espacios alrededor; las demás cabeceras se ignoran")
+        return _("header names are case-insensitive and may have spaces around them; "
+                 "Content-Length may be any line of the section; other headers are ignored",
+                 "los nombres de cabecera no distinguen mayúsculas y pueden llevar espacios "
+                 "alrededor; Content-Length puede ser cualquier línea de la sección; las demás "
+                 "cabeceras se ignoran")
     big_w = [w for w in want if isinstance(w, Seen) and w.type == "MessageTooLarge"] \
         if isinstance(want, list) else []
     big_h = [h for h in have if isinstance(h, Seen) and h.type == "MessageTooLarge"] \
@@ -555,6 +617,11 @@ def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str |
         if w.get("size") == h.get("limit") and w.get("limit") == h.get("size"):
             return _("MessageTooLarge(size, limit): the size first, then the limit",
                      "MessageTooLarge(size, limit): primero el tamaño, después el límite")
+        if w.get("size") == h.get("size", 0) + 1 and b"\r\n" in b"".join(
+                f for frames in x.frames for f in frames):
+            return _("a \\r before the \\n is part of the line: it counts toward the size "
+                     "and the limit", "un \\r antes del \\n es parte de la línea: cuenta para "
+                     "el tamaño y el límite")
         return _("size is the message's byte count (without the newline), limit is "
                  "max_message_size", "size es el número de bytes del mensaje (sin el salto de "
                  "línea) y limit es max_message_size")
@@ -628,7 +695,11 @@ def _content_length_frames(rng: Gen, limit: int) -> list[bytes]:
             bad = rng.choice([b"Content-Length: twelve", b"Content-Length: -1",
                               b"Content-Length: +5", b"Content-Length: 1e3",
                               b"Content-Length: 0x1f", b"Content-Length: ",
-                              b"Content-Type: application/json"]) + b"\r\n\r\n"
+                              b"Content-Type: application/json",
+                              # digits, but not ASCII ones: str.isdigit() takes them
+                              "Content-Length: ١٢".encode(), "Content-Length: ５".encode(),
+                              "Content-Length: ²".encode(), b"Content-Length: 1_0"])
+            bad += b"\r\n\r\n"
             roll = rng.random()
         if roll < 0.08:
             body = b""
@@ -664,11 +735,17 @@ def _parse_input(rng: Gen) -> bytes:
     body = _body(rng, rng.randint(4, 30))
     if roll < 0.15:
         return body[: rng.randint(0, len(body))]  # cut short
-    if roll < 0.22:
-        depth = rng.choice([10, 500, 5000, 100_000])
-        return b"[" * depth + b"]" * depth
     if roll < 0.3:
-        return rng.choice([b"", b"  ", b"\r\n", b"\xef\xbb\xbf{}", b" 1 ", b"\t\"x\"\n"])
+        # Hostile nesting of many depths and shapes, not only the 100,000 arrays the notebook
+        # shows: refusing a body by its size is not catching RecursionError.
+        depth = rng.choice([rng.randint(2, 60), rng.randint(1_500, 20_000),
+                            rng.randint(20_000, 99_000), rng.randint(100_001, 250_000)])
+        opener, leaf, closer = rng.choice([(b"[", b"", b"]"), (b'{"a":', b"1", b"}"),
+                                           (b'[{"k":', b"[]", b"}]")])
+        return opener * depth + leaf + closer * depth
+    if roll < 0.38:
+        return rng.choice([b"", b"  ", b"\r\n", b"\xef\xbb\xbf{}", b" 1 ", b"\t\"x\"\n", b"NaN",
+                           b"[1, Infinity]", b'{"x": -Infinity}', b"nan", b"[NaN]"])
     return body
 
 
@@ -682,8 +759,28 @@ def parse_differential(parse_message: Callable) -> CaseResult:
 
     def hint(x: bytes, expected: Step | None, got: Step | None) -> str | None:
         if got is not None and isinstance(got.seen, Seen) and got.seen.raised:
+            if got.seen.type == "RecursionError":
+                return _("json.loads raises RecursionError (not a ValueError) on deep nesting, "
+                         "at any size: catch it",
+                         "json.loads lanza RecursionError (no un ValueError) con anidamientos "
+                         "profundos, sea cual sea el tamaño: captúrala")
             return _("return the error instance (InvalidJson or InvalidUtf8), never raise",
                      "devuelve la instancia de error (InvalidJson o InvalidUtf8), nunca lances")
+        if expected is not None and got is not None and not isinstance(expected.seen, Seen) \
+                and isinstance(got.seen, Seen) and got.seen.type == "InvalidJson":
+            return _("any JSON value is a valid body (a number, a string, null...), not only "
+                     "objects and arrays", "cualquier valor JSON es un cuerpo válido (un "
+                     "número, una cadena, null...), no solo objetos y arrays")
+        if any(word in x for word in (b"NaN", b"Infinity")):
+            return _("NaN, Infinity and -Infinity are not JSON: InvalidJson "
+                     "(json.loads(text, parse_constant=...))",
+                     "NaN, Infinity y -Infinity no son JSON: InvalidJson "
+                     "(json.loads(text, parse_constant=...))")
+        if len(x) > 1000 and x[:1] in (b"[", b"{"):
+            return _("deep nesting gives InvalidJson whatever the body's size: catch "
+                     "RecursionError rather than judging by length",
+                     "un anidamiento profundo da InvalidJson sea cual sea el tamaño del cuerpo: "
+                     "captura RecursionError en lugar de juzgar por la longitud")
         return None
 
     def show(body: bytes) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .core import (
@@ -88,6 +89,8 @@ def check_classify(classify: Callable) -> None:
          _("a result that is not an object", "un result que no es un objeto")),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": "oops", "message": "x"}},
          _("an error whose code is not an integer", "un error cuyo code no es un entero")),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601}},
+         _("an error without a message", "un error sin message")),
     ]
     results = [
         case(name, _kind_or_error(classify, msg), kind, given=json.dumps(msg),
@@ -99,19 +102,50 @@ def check_classify(classify: Callable) -> None:
     results += [
         case(_("invalid: ", "inválido: ") + name, _kind_or_error(classify, msg),
              _REJECTED, given=json.dumps(msg),
-             hint=_("raise InvalidRequest(reason)", "lanza InvalidRequest(motivo)"))
+             hint=_("raise InvalidRequest(reason): ", "lanza InvalidRequest(motivo): ")
+             + (_broken_rule(msg) or ""))
         for msg, name in bad
     ]
     results.append(classify_differential(classify))
     run_checks(results)
 
 
+@contextmanager
+def _reference_classify(fn: Callable) -> Iterator[None]:
+    """While part 2 is checked, the ``classify`` the learner's error_for calls is mcpkit's:
+    a bug in part 1 costs part 1, not part 2 as well."""
+    names = getattr(fn, "__globals__", None)
+    if not isinstance(names, dict) or not callable(names.get("classify")):
+        yield
+        return
+    from ..jsonrpc import classify
+
+    own = names["classify"]
+    names["classify"] = classify
+    try:
+        yield
+    finally:
+        names["classify"] = own
+
+
 def check_error_for(error_for: Callable) -> None:
-    """Lab 02, part 2: from one raw line to the error response it deserves (or None)."""
+    """Lab 02, part 2: from one raw line to the error response it deserves (or None), on
+    mcpkit's classify (so that part 1's bugs stay in part 1)."""
+    with _reference_classify(error_for):
+        _check_error_for(error_for)
+
+
+def _check_error_for(error_for: Callable) -> None:
 
     def expect(id_: Any, code: int) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": ANY_TEXT}}
 
+    parse_hint = _("not UTF-8 or not JSON: -32700 with id null",
+                   "no es UTF-8 o no es JSON: -32700 con id null")
+    shape_hint = _("readable JSON that classify rejects: -32600, with the message's own id "
+                   "when it is a string or an integer, else null",
+                   "JSON legible que classify rechaza: -32600, con el id del propio mensaje si "
+                   "es una cadena o un entero; si no, null")
     rows = [
         (b'{"jsonrpc":"2.0","id":1,"method":"ping"}', None,
          _("a valid request needs no error", "una solicitud válida no necesita error")),
@@ -128,9 +162,21 @@ def check_error_for(error_for: Callable) -> None:
          _("a string id is echoed back as is", "un id de texto se devuelve tal cual")),
         (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', expect(None, -32600),
          _("an unusable id (true) is answered with id null",
-           "un id inservible (true) se responde con id null")),
+           "un id inservible (true) se responde con id null"),
+         _("only a string or an integer id is echoed (true is a bool, 1.5 a float): else null",
+           "solo se devuelve un id de texto o entero (true es un booleano, 1.5 un float); si "
+           "no, null")),
         (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', expect(None, -32600),
-         _("a batch: -32600 with id null", "un lote: -32600 con id null")),
+         _("a batch: -32600 with id null", "un lote: -32600 con id null"),
+         _("a batch is a list, not an object: it has no id to read (check it is a dict "
+           "before message.get)", "un lote es una lista, no un objeto: no tiene id que leer "
+           "(comprueba que es un dict antes de message.get)")),
+        (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', expect(None, -32700),
+         _("a byte order mark before the JSON: parse error",
+           "una marca de orden de bytes antes del JSON: error de análisis"),
+         _("decode the bytes as UTF-8 yourself: json.loads(bytes) guesses the encoding and "
+           "skips a BOM", "decodifica tú los bytes como UTF-8: json.loads(bytes) adivina la "
+           "codificación y se salta un BOM")),
         (b'{"jsonrpc":"2.0","id":0,"params":{}}', expect(0, -32600),
          _("no method, result or error: -32600 keeping id 0",
            "sin method, result ni error: -32600 conservando el id 0")),
@@ -141,9 +187,9 @@ def check_error_for(error_for: Callable) -> None:
     results = [
         case(name, lambda raw=raw: error_for(raw), expected, given=repr(raw),
              normalize=error_shape,
-             hint=_("parse problems are -32700 with id null; shape problems -32600",
-                    "los problemas de análisis son -32700 con id null; los de forma, -32600"))
-        for raw, expected, name in rows
+             hint=more[0] if more else parse_hint if expected and expected["error"]["code"]
+             == -32700 else shape_hint if expected else None)
+        for raw, expected, name, *more in rows
     ]
     results.append(error_for_differential(error_for))
     run_checks(results)
@@ -183,15 +229,17 @@ def check_call_tool(call_tool: Callable) -> None:
 
     def shape(response: Any) -> Any:
         if isinstance(response, dict) and isinstance(response.get("result"), dict):
-            result = dict(response["result"])
-            result.setdefault("isError", False)
-            return {**response, "result": result}
+            return response
         return error_shape(response)
 
     rows = [
         (req({"name": "shout", "arguments": {"text": "hola"}}), ok(1, "HOLA!"),
-         _("a tool that works: a result with one text block",
-           "una herramienta que funciona: un resultado con un bloque de texto"), None),
+         _("a tool that works: a result with one text block and \"isError\": false",
+           "una herramienta que funciona: un resultado con un bloque de texto e \"isError\": "
+           "false"),
+         _('the result is {"content": [...], "isError": False}: isError is written on success '
+           'too', 'el resultado es {"content": [...], "isError": False}: isError se escribe '
+           'también cuando todo va bien')),
         (req({"name": "divide", "arguments": {"a": 1, "b": 4}}, id_="r-2"), ok("r-2", "0.25"),
          _("the response carries the request's id", "la respuesta lleva el id de la solicitud"),
          None),
@@ -315,6 +363,57 @@ def _shrink_message(m: Any) -> Iterator[Any]:
                 yield {**m, k: {}}
 
 
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _broken_rule(m: Any) -> str | None:
+    """The first of the lab's rules (in its order) that ``m`` breaks, in words."""
+    if not isinstance(m, dict):
+        return _("a message is a JSON object (a list is a batch)",
+                 "un mensaje es un objeto JSON (una lista es un lote)")
+    if m.get("jsonrpc") != "2.0" or not isinstance(m.get("jsonrpc"), str):
+        return _('"jsonrpc" is exactly the string "2.0"', '"jsonrpc" es exactamente la cadena '
+                 '"2.0"')
+    if "method" in m:
+        if not isinstance(m["method"], str) or not m["method"]:
+            return _('"method" is a non-empty string', '"method" es una cadena no vacía')
+        if "result" in m or "error" in m:
+            return _('a call has no "result" or "error"', 'una llamada no lleva "result" ni '
+                     '"error"')
+        if "params" in m and not isinstance(m["params"], dict):
+            return _('"params", if present, is an object', '"params", si está, es un objeto')
+        if "id" in m and not _is_id(m["id"]):
+            return _("a request id is a string or an integer (not null, a bool or 1.5)",
+                     "el id de una solicitud es una cadena o un entero (ni null, ni un "
+                     "booleano, ni 1.5)")
+        return None
+    if ("result" in m) == ("error" in m):
+        return _('a response has exactly one of "result" and "error"',
+                 'una respuesta tiene exactamente uno de "result" y "error"')
+    if "id" not in m:
+        return _('a response has an "id"', 'una respuesta tiene "id"')
+    if "result" in m:
+        if not _is_id(m["id"]):
+            return _("a result's id is a string or an integer", "el id de un resultado es una "
+                     "cadena o un entero")
+        if not isinstance(m["result"], dict):
+            return _('"result" is an object', '"result" es un objeto')
+        return None
+    if m["id"] is not None and not _is_id(m["id"]):
+        return _("an error's id is a string, an integer or null",
+                 "el id de un error es una cadena, un entero o null")
+    error = m["error"]
+    if not isinstance(error, dict):
+        return _('"error" is an object', '"error" es un objeto')
+    if not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool):
+        return _('"error.code" is an integer (not a bool)', '"error.code" es un entero (no un '
+                 'booleano)')
+    if not isinstance(error.get("message"), str):
+        return _('"error.message" is a string', '"error.message" es una cadena')
+    return None
+
+
 def _seen_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
     if expected is None or got is None:
         return None
@@ -323,6 +422,9 @@ def _seen_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
         return _("raise the error (raise InvalidRequest(...)), do not return it",
                  "lanza el error (raise InvalidRequest(...)), no lo devuelvas")
     if isinstance(want, Seen) and want.raised and not isinstance(have, Seen):
+        rule = None if isinstance(x, bytes) else _broken_rule(x)
+        if rule:
+            return _("this message breaks the rule: ", "este mensaje incumple la regla: ") + rule
         return _("this message breaks a rule of the envelope: look at each field's type",
                  "este mensaje incumple una regla del sobre: mira el tipo de cada campo")
     if isinstance(have, Seen) and have.raised and have.type != "InvalidRequest":
@@ -378,6 +480,10 @@ def error_for_differential(error_for: Callable) -> CaseResult:
         if roll < 0.15:
             return rng.choice([b"", b"\xff\xfe", b'{"id":"\xe9"}', b"[" * 3000 + b"]" * 3000,
                                b"NaN", b"  {}  "])
+        if roll < 0.22:  # valid JSON, but not in UTF-8 (json.loads(bytes) would take it)
+            text = raw.decode()
+            return rng.choice([b"\xef\xbb\xbf" + raw, text.encode("utf-16"),
+                               text.encode("utf-16-le"), text.encode("utf-32")])
         return raw
 
     def trial(fn: Callable, raw: bytes) -> list[Step]:
@@ -387,10 +493,30 @@ def error_for_differential(error_for: Callable) -> CaseResult:
         want = expected.seen if expected else None
         have = got.seen if got else None
         if isinstance(have, Seen) and have.raised:
-            return _("error_for never raises: whatever cannot be read as JSON (RecursionError "
-                     "included) is a parse error, -32700 with id null",
-                     "error_for nunca lanza: lo que no se puede leer como JSON (RecursionError "
-                     "incluido) es un error de análisis, -32700 con id null")
+            try:
+                value = json.loads(x.decode("utf-8"))
+            except (ValueError, RecursionError):
+                return _("error_for raised {t}: whatever cannot be read as JSON (RecursionError "
+                         "included) is a parse error, -32700 with id null",
+                         "error_for lanzó {t}: lo que no se puede leer como JSON "
+                         "(RecursionError incluido) es un error de análisis, -32700 con id "
+                         "null").format(t=have.type)
+            if not isinstance(value, dict):
+                return _("error_for raised {t} on JSON that is not an object ({k}): it has no "
+                         "id to read; answer -32600 with id null",
+                         "error_for lanzó {t} con un JSON que no es un objeto ({k}): no tiene "
+                         "id que leer; responde -32600 con id null").format(
+                             t=have.type, k=type(value).__name__)
+            return _("error_for raised {t} on readable JSON: never raise; classify it and "
+                     "answer -32600 if it is invalid", "error_for lanzó {t} con un JSON "
+                     "legible: nunca lances; clasifícalo y responde -32600 si es inválido"
+                     ).format(t=have.type)
+        if isinstance(want, dict) and want.get("error", {}).get("code") == -32700 and (
+                x[:3] == b"\xef\xbb\xbf" or b"\x00" in x):
+            return _("these bytes are not UTF-8 JSON (a BOM, UTF-16 or UTF-32): -32700; decode "
+                     "as UTF-8 yourself, json.loads(bytes) guesses the encoding",
+                     "estos bytes no son JSON en UTF-8 (un BOM, UTF-16 o UTF-32): -32700; "
+                     "decodifica tú como UTF-8, json.loads(bytes) adivina la codificación")
         if isinstance(want, dict) and isinstance(have, dict) and (b"NaN" in x or b"Infinity" in x):
             return _("NaN and Infinity are not JSON (RFC 8259): a parse error, -32700; "
                      "json.loads accepts them unless its parse_constant raises ValueError",
@@ -443,7 +569,17 @@ def _sample_tools() -> dict[str, Callable]:
     def fail() -> str:
         raise RuntimeError("the tool itself failed")
 
-    return {"shout": shout, "divide": divide, "lookup": lookup, "fail": fail}
+    class QuotaExceeded(Exception):
+        pass
+
+    def quota(n: int = 1) -> str:
+        raise QuotaExceeded(f"{n} over quota")
+
+    def pending() -> str:
+        raise ConnectionError("the backend is down")
+
+    return {"shout": shout, "divide": divide, "lookup": lookup, "fail": fail, "quota": quota,
+            "pending": pending}
 
 
 def call_tool_differential(call_tool: Callable) -> CaseResult:
@@ -458,6 +594,7 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
             return request
         params: dict[str, Any] = {}
         name = rng.choice(["shout", "divide", "lookup", "fail", "shout", "nope", 5, None,
+                           "quota", "pending",
                            [], {"n": 1}, _ABSENT])
         if name is not _ABSENT:
             params["name"] = name
@@ -472,8 +609,6 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
 
     def trial(fn: Callable, request: dict[str, Any]) -> list[Step]:
         got = attempt(lambda: fn(json.loads(json.dumps(request)), _sample_tools()))
-        if isinstance(got, dict) and isinstance(got.get("result"), dict):
-            got = {**got, "result": {"isError": False, **got["result"]}}
         return [Step(f"call_tool({json.dumps(request)}, tools)", _response_seen(got))]
 
     def hint(x: dict[str, Any], expected: Step | None, got: Step | None) -> str | None:
@@ -481,6 +616,18 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
         if isinstance(params, dict) and params.get("arguments", {}) is None:
             return _('"arguments": null is not an object: -32602, not {}',
                      '"arguments": null no es un objeto: -32602, no {}')
+        if isinstance(params, dict) and "arguments" in params and not params["arguments"] \
+                and not isinstance(params["arguments"], dict):
+            return _("these arguments are present and not an object: -32602 (`or {}` turns "
+                     "[], \"\", 0 and false into {})", "estos arguments están presentes y no "
+                     "son un objeto: -32602 (`or {}` convierte [], \"\", 0 y false en {})")
+        have = got.seen if got else None
+        if isinstance(have, Seen) and have.raised:
+            return _("call_tool raised {t}: a tool's exception, whatever its class, becomes a "
+                     "result with isError true; a bad request, a -32602 error",
+                     "call_tool lanzó {t}: la excepción de una herramienta, sea de la clase "
+                     "que sea, es un resultado con isError true; una solicitud mala, un error "
+                     "-32602").format(t=have.type)
         return _("a tool that cannot be called is -32602; a tool that ran and failed is a "
                  "result with isError true", "una herramienta que no se puede llamar es "
                  "-32602; una que se ejecutó y falló es un resultado con isError true")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,6 +27,17 @@ from .core import (
 
 #: What this lab asks the learner to write: exercise code may not use mcpkit's own.
 OFF_LIMITS = {"mcpkit.dispatch": {"Dispatcher"}}
+
+
+def _tracebacks_logged() -> int:
+    """How many records of level ERROR or above, with a traceback (log.exception), the code
+    being checked has logged so far."""
+    from . import core
+
+    collector = core._collector
+    if collector is None:
+        return 0
+    return sum(r.levelno >= logging.ERROR and bool(r.exc_info) for r in collector.records)
 
 
 
@@ -110,6 +122,16 @@ def check_dispatcher(cls: type) -> None:
         message = {"jsonrpc": "2.0", "id": 41, "result": {"ok": True}}
         return {"returned": d.dispatch(message), "on_response got": responses}
 
+    def traceback_logged() -> Any:
+        d, _seen, _responses = build()
+        before = _tracebacks_logged()
+        d.dispatch(req(5, "boom"))
+        return {"logged with its traceback": _tracebacks_logged() > before}
+
+    def no_listener() -> Any:
+        d = cls()
+        return {"returned": d.dispatch({"jsonrpc": "2.0", "id": 41, "result": {"ok": True}})}
+
     def leaks() -> Any:
         d, _seen, _responses = build()
         response = d.dispatch(req(5, "boom"))
@@ -133,6 +155,14 @@ def check_dispatcher(cls: type) -> None:
         case(_("missing params reach the handler as {}", "params ausentes llegan al manejador "
                "como {}"), run(req(2, "echo")), result(2, {"params": {}, "context": None}),
              given=json.dumps(req(2, "echo"))),
+        case(_('"params": null reaches the handler as {}', '"params": null llega al manejador '
+               "como {}"), run({**req(2, "echo"), "params": None}),
+             result(2, {"params": {}, "context": None}),
+             given=json.dumps({**req(2, "echo"), "params": None}),
+             hint=_('message.get("params", {}) gives None for "params": null; '
+                    'message.get("params") or {} gives {}',
+                    'message.get("params", {}) da None con "params": null; '
+                    'message.get("params") or {} da {}')),
         case(_("an unknown method: -32601", "un método desconocido: -32601"),
              run(req(3, "tools/destroy")), error(3, -32601), normalize=error_shape,
              given=json.dumps(req(3, "tools/destroy"))),
@@ -146,8 +176,18 @@ def check_dispatcher(cls: type) -> None:
                "un manejador que falla: -32603, sin filtrar el texto de la excepción"),
              leaks, {"code": -32603, "leaks the exception text": False},
              given=json.dumps(req(5, "boom")),
-             hint=_("log the traceback locally; send a short generic message",
-                    "registra la traza localmente; envía un mensaje genérico y breve")),
+             hint=_("any exception that is not a JsonRpcError: -32603 (jsonrpc.INTERNAL_ERROR) "
+                    "with a short generic message; the traceback goes to the log",
+                    "cualquier excepción que no sea JsonRpcError: -32603 "
+                    "(jsonrpc.INTERNAL_ERROR) con un mensaje genérico y breve; la traza va al "
+                    "registro")),
+        case(_("a handler that crashes is logged with its traceback (log.exception)",
+               "un manejador que falla se registra con su traza (log.exception)"),
+             traceback_logged, {"logged with its traceback": True},
+             given=json.dumps(req(5, "boom")),
+             hint=_("log.error(...) leaves the traceback out; log.exception(...) inside the "
+                    "except block keeps it", "log.error(...) deja fuera la traza; "
+                    "log.exception(...) dentro del bloque except la conserva")),
         case(_("a notification is never answered", "una notificación nunca se responde"),
              notification_effects(note("notifications/progress", {"progress": 1})),
              {"returned": None, "handler saw": [{"progress": 1}]},
@@ -159,20 +199,39 @@ def check_dispatcher(cls: type) -> None:
         case(_("nor when nobody handles it", "ni cuando nadie la maneja"),
              notification_effects(note("notifications/unknown")),
              {"returned": None, "handler saw": []},
-             given=json.dumps(note("notifications/unknown"))),
+             given=json.dumps(note("notifications/unknown")),
+             hint=_("a notification is never answered, not even with -32601: there is nobody "
+                    "waiting for an answer", "una notificación nunca se responde, ni siquiera "
+                    "con -32601: nadie espera la respuesta")),
         case(_("an invalid message: -32600 with its id", "un mensaje inválido: -32600 con su id"),
              run({"jsonrpc": "1.0", "id": 8, "method": "add"}), error(8, -32600),
              normalize=error_shape, given='{"jsonrpc": "1.0", "id": 8, "method": "add"}'),
         case(_("an invalid message without a usable id: -32600 with id null",
                "un mensaje inválido sin id utilizable: -32600 con id null"),
              run(["not", "a", "message"]), error(None, -32600), normalize=error_shape,
-             given='["not", "a", "message"]'),
+             given='["not", "a", "message"]',
+             hint=_("answer with jsonrpc.request_id_of(message): it gives None for a message "
+                    "that is not an object or has no usable id",
+                    "responde con jsonrpc.request_id_of(message): da None para un mensaje que "
+                    "no es un objeto o no tiene un id utilizable")),
+        case(_("an invalid message with id true: -32600 with id null",
+               "un mensaje inválido con id true: -32600 con id null"),
+             run({"jsonrpc": "2.0", "id": True, "method": "add"}), error(None, -32600),
+             normalize=error_shape, given='{"jsonrpc": "2.0", "id": true, "method": "add"}',
+             hint=_("answer with jsonrpc.request_id_of(message): true is not an id",
+                    "responde con jsonrpc.request_id_of(message): true no es un id")),
         case(_("a response goes to on_response, and nothing is sent back",
                "una respuesta va a on_response y no se envía nada de vuelta"),
              response_routing,
              {"returned": None, "on_response got": [{"jsonrpc": "2.0", "id": 41,
                                                      "result": {"ok": True}}]},
              given='{"jsonrpc": "2.0", "id": 41, "result": {"ok": true}}'),
+        case(_("a response with no on_response given: dropped, nothing raised",
+               "una respuesta sin on_response: se descarta, sin lanzar nada"),
+             no_listener, {"returned": None},
+             given='Dispatcher() ; dispatch({"jsonrpc": "2.0", "id": 41, "result": {"ok": true}})',
+             hint=_("on_response is optional: call it only if it was given (not None)",
+                    "on_response es opcional: llámalo solo si se dio (no None)")),
     ]
     results.append(dispatcher_differential(cls))
     run_checks(results)
@@ -224,6 +283,13 @@ def check_serve(serve: Callable) -> None:
         ([b"{not json}\n" + ping], [error(None, -32700), pong],
          _("a line that is not JSON: a parse error (-32700, id null), then carry on",
            "una línea que no es JSON: error de análisis (-32700, id null) y seguir")),
+        ([b'{"t":"\xff"}\n' + ping], [error(None, -32700), pong],
+         _("a line that is not UTF-8: a parse error too (any FramingError item)",
+           "una línea que no es UTF-8: también un error de análisis (cualquier elemento "
+           "FramingError)")),
+        ([b"7\n" + ping], [error(None, -32600), pong],
+         _("a JSON scalar is readable but not a message: the dispatcher's -32600",
+           "un escalar JSON es legible pero no es un mensaje: el -32600 del despachador")),
         ([b'{"jsonrpc":"2.0","id":3,"method":"nope"}\n'], [error(3, -32601)],
          _("an unknown method: the dispatcher's -32601 goes out",
            "un método desconocido: sale el -32601 del despachador")),
@@ -278,6 +344,7 @@ def _handler(kind: str, tag: int, behaviour: tuple, log: list) -> Callable[[Any,
 class DispatchCase:
     tables: tuple[tuple[tuple[str, str, tuple], ...], ...]  # per dispatcher: (kind, method, how)
     messages: tuple[tuple[int, Any, Any], ...]  # (which dispatcher, message, context)
+    deaf: tuple[int, ...] = ()  # dispatchers made without on_response
 
 
 def _behaviour(rng: Gen) -> tuple:
@@ -295,7 +362,7 @@ def _behaviour(rng: Gen) -> tuple:
 def _dispatch_message(rng: Gen) -> Any:
     roll = rng.random()
     method = rng.choice([*_METHODS, "unknown/method"])
-    params = rng.choice([{}, {"a": 1, "b": 2}, rng.json_object(), None])
+    params = rng.choice([{}, {"a": 1, "b": 2}, rng.json_object(), None, "null"])
     if roll < 0.45:
         m: dict[str, Any] = {"jsonrpc": "2.0", "id": rng.choice([1, 0, "a", "", -5,
                                                                  rng.randint(2, 99)]),
@@ -312,7 +379,7 @@ def _dispatch_message(rng: Gen) -> Any:
                            {"jsonrpc": "2.0", "id": 4}, {"jsonrpc": "2.0", "method": 5},
                            {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": [1]}, "ping"])
     if params is not None:
-        m["params"] = params
+        m["params"] = None if params == "null" else params
     return m
 
 
@@ -325,7 +392,8 @@ def _dispatch_case(rng: Gen) -> DispatchCase:
     messages = tuple((rng.randrange(count), _dispatch_message(rng),
                       rng.choice([None, "ctx", {"user": "ana"}]))
                      for _i in range(rng.randint(1, 8)))
-    return DispatchCase(tables, messages)
+    deaf = tuple(i for i in range(count) if rng.random() < 0.25)
+    return DispatchCase(tables, messages, deaf)
 
 
 def _returned() -> str:
@@ -342,6 +410,10 @@ def _routed() -> str:
 
 def _logged() -> str:
     return _("logged an error", "registró un error")
+
+
+def _traced() -> str:
+    return _("logged a traceback", "registró una traza")
 
 
 def _dispatch_seen(response: Any) -> Any:
@@ -369,9 +441,13 @@ def _dispatch_trial(cls: type, x: DispatchCase) -> list[Step]:
     for i, table in enumerate(x.tables):
         log: list = []
         got: list = []
-        made = attempt(lambda got=got: cls(on_response=got.append), plain=False)
+        if i in x.deaf:
+            made = attempt(lambda: cls(), plain=False)
+        else:
+            made = attempt(lambda got=got: cls(on_response=got.append), plain=False)
         if isinstance(made, Seen):
-            return [Step("Dispatcher(on_response=...)", made)]
+            return [Step("Dispatcher()" if i in x.deaf else "Dispatcher(on_response=...)",
+                         made)]
         for tag, (kind, method, how) in enumerate(table):
             add = getattr(made, "add_request" if kind == "request" else "add_notification")
             handler = _handler(kind, tag, how, log)
@@ -383,14 +459,14 @@ def _dispatch_trial(cls: type, x: DispatchCase) -> list[Step]:
         responses.append(got)
     steps = []
     for i, message, context in x.messages:
-        before = len(logs[i]), len(responses[i]), errors_logged()
+        before = len(logs[i]), len(responses[i]), errors_logged(), _tracebacks_logged()
         out = attempt(lambda d=dispatchers[i], m=message, c=context: d.dispatch(
             json.loads(json.dumps(m)), c))
-        steps.append(Step(f"d{i}.dispatch({json.dumps(message)}, context={context!r})", {
-            _returned(): _dispatch_seen(out),
-            _called(): logs[i][before[0]:],
-            _routed(): responses[i][before[1]:],
-            _logged(): errors_logged() > before[2]}))
+        seen = {_returned(): _dispatch_seen(out), _called(): logs[i][before[0]:],
+                _routed(): responses[i][before[1]:], _logged(): errors_logged() > before[2]}
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            seen[_traced()] = _tracebacks_logged() > before[3]
+        steps.append(Step(f"d{i}.dispatch({json.dumps(message)}, context={context!r})", seen))
     return steps
 
 
@@ -403,6 +479,9 @@ def _show_dispatch(x: DispatchCase) -> str:
             if how[0] == "error":
                 what = f"raise JsonRpcError({how[1]}, {how[2]!r}, {how[3]!r})"
             parts.append(f"d{i}.add_{kind}({method!r}, <{kind} {tag}: {what}>)")
+    made = ", ".join(f"d{i} = Dispatcher()" if i in x.deaf else
+                     f"d{i} = Dispatcher(on_response=...)" for i in range(len(x.tables)))
+    parts = [made, *parts]
     parts += [f"d{i}.dispatch({json.dumps(m)}, {c!r})" for i, m, c in x.messages]
     return " ; ".join(parts)
 
@@ -435,12 +514,37 @@ def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> 
         return _("a response (result or error) goes to on_response, and dispatch() returns "
                  "None", "una respuesta (result o error) va a on_response, y dispatch() "
                  "devuelve None")
+    if have.get(_returned()) is not None and isinstance(have.get(_returned()), Seen) \
+            and have[_returned()].raised and have[_returned()].type in ("TypeError",
+                                                                       "AttributeError"):
+        if any(i in x.deaf for i, m, _c in x.messages if isinstance(m, dict)
+               and "method" not in m):
+            return _("on_response is optional: call it only if it was given (not None)",
+                     "on_response es opcional: llámalo solo si se dio (no None)")
+    if want.get(_logged()) == have.get(_logged()) and want.get(_traced()) != have.get(_traced()):
+        return _("log a crashing request handler with log.exception(...) inside the except "
+                 "block: log.error leaves the traceback out",
+                 "registra un manejador de solicitud que falla con log.exception(...) dentro "
+                 "del bloque except: log.error deja fuera la traza")
     if want.get(_logged()) != have.get(_logged()):
         return _("a handler that crashes is logged locally, with log.exception(...), and only "
                  "then answered (or, for a notification, forgotten)",
                  "un manejador que falla se registra localmente, con log.exception(...), y solo "
                  "después se responde (o, si es una notificación, se olvida)")
     w, h = want.get(_returned()), have.get(_returned())
+    if isinstance(w, dict) and w.get("id", 0) is None and isinstance(h, dict) \
+            and h.get("id") is not None:
+        return _("answer an invalid message with jsonrpc.request_id_of(message): None when it "
+                 "has no usable id", "responde a un mensaje inválido con "
+                 "jsonrpc.request_id_of(message): None si no tiene un id utilizable")
+    if isinstance(w, dict) and w.get("error", {}).get("code") == -32603 and isinstance(h, dict) \
+            and isinstance(h.get("error"), dict) and h["error"].get("code") != -32603:
+        return _("an exception that is not a JsonRpcError is answered with -32603 "
+                 "(jsonrpc.INTERNAL_ERROR)", "una excepción que no es JsonRpcError se responde "
+                 "con -32603 (jsonrpc.INTERNAL_ERROR)")
+    if w is None and isinstance(h, dict) and isinstance(h.get("error"), dict):
+        return _("a notification (no id) is never answered, whatever happens",
+                 "una notificación (sin id) nunca se responde, pase lo que pase")
     if isinstance(w, dict) and isinstance(h, dict) and w.get("error") != h.get("error"):
         return _("a JsonRpcError from a handler goes out whole: error_response_from(id, exc) "
                  "keeps its code, message and data",
@@ -513,7 +617,8 @@ def serve_differential(serve: Callable) -> CaseResult:
                 lines.append(json.dumps(message, ensure_ascii=False).encode())
             elif roll < 0.8:
                 lines.append(rng.choice([b"{not json}", b'{"t":"\xff"}', b"", b"[1]",
-                                         b'{"jsonrpc":"2.0","id":4}']))
+                                         b'{"jsonrpc":"2.0","id":4}', b"7", b"null",
+                                         b'"ping"', b"NaN", b"\xc3(", b"  \r"]))
             else:
                 lines.append(b'{"jsonrpc":"2.0","id":9,"result":{}}')
         return rng.split(b"\n".join(lines) + b"\n")

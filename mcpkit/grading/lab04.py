@@ -6,6 +6,7 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -310,7 +311,9 @@ def check_note_tools(add_tools: Callable) -> None:
         case(_("notes_search: several matches, in the notes' order",
                "notes_search: varias coincidencias, en el orden de las notas"),
              call("notes_search", {"query": "o"}), ok([full("1"), full("2"), full("3")]),
-             given='notes_search {"query": "o"}'),
+             given='notes_search {"query": "o"}',
+             hint=_("each found note whole: id, title and body, in the dict's order",
+                    "cada nota encontrada entera: id, title y body, en el orden del dict")),
         case(_("notes_search: limit caps the number of results",
                "notes_search: limit acota el número de resultados"),
              call("notes_search", {"query": "o", "limit": 2}), ok([full("1"), full("2")]),
@@ -526,9 +529,33 @@ def check_note_resources(add_resources: Callable) -> None:
     run_checks(results)
 
 
+@contextmanager
+def _reference_parts(make_notes_server: Callable) -> Iterator[None]:
+    """While part 3 is checked, the ``add_tools`` and ``add_resources`` the learner's
+    make_notes_server calls are the reference's: a bug in part 1 or 2 costs that part, not
+    part 3 as well (which checks the server they are put together into)."""
+    names = getattr(make_notes_server, "__globals__", None)
+    swaps = {"add_tools": reference_add_tools, "add_resources": reference_add_resources}
+    if not isinstance(names, dict):
+        yield
+        return
+    own = {k: names[k] for k in swaps if callable(names.get(k))}
+    names.update({k: swaps[k] for k in own})
+    try:
+        yield
+    finally:
+        names.update(own)
+
+
 def check_notes_server(make_notes_server: Callable) -> None:
     """Lab 04, part 3: the whole notes server in a session: handshake, capabilities and
-    resource subscriptions."""
+    resource subscriptions (on the reference's tools and resources, so that parts 1 and 2
+    keep their own bugs)."""
+    with _reference_parts(make_notes_server):
+        _check_notes_server(make_notes_server)
+
+
+def _check_notes_server(make_notes_server: Callable) -> None:
 
     def session(steps: Callable[..., Any], clients: int = 1) -> Callable[[], Any]:
         def run() -> Any:
@@ -609,6 +636,17 @@ def check_notes_server(make_notes_server: Callable) -> None:
         b.call("notes_create", {"title": "From b", "body": "Hello."})
         return {"a (subscribed) got": shapes(a.drain()), "b got": shapes(b.drain())}
 
+    def keeps_given_notes() -> Any:
+        given = _seed()
+        server = make_notes_server(given)
+        c = _Client(server)
+        try:
+            c.call("notes_create", {"title": "Tea", "body": "Green."})
+            c.call("notes_delete", {"id": "1"})
+        finally:
+            c.close()
+        return {"ids in the dict given to make_notes_server": sorted(given)}
+
     def read_after_create(c: _Client) -> Any:
         c.call("notes_create", {"title": "Tea", "body": "Green."})
         found = c.request("resources/read", {"uri": "notes://4"})
@@ -633,6 +671,15 @@ def check_notes_server(make_notes_server: Callable) -> None:
              given='notes_create {"title": "Tea", ...}; resources/read {"uri": "notes://4"}',
              hint=_("pass the same notes dict to add_tools and add_resources",
                     "pasa el mismo dict notes a add_tools y a add_resources")),
+        case(_("the server keeps its notes in the dict it was given (no copy)",
+               "el servidor guarda sus notas en el dict que recibió (sin copia)"),
+             keeps_given_notes, {"ids in the dict given to make_notes_server": ["2", "3", "4"]},
+             given='make_notes_server(notes); notes_create {"title": "Tea", ...}; '
+                   'notes_delete {"id": "1"}',
+             hint=_("pass the notes dict itself to add_tools and add_resources: dict(notes) "
+                    "or notes.copy() makes changes invisible to whoever gave it",
+                    "pasa el propio dict notes a add_tools y a add_resources: dict(notes) o "
+                    "notes.copy() hace los cambios invisibles para quien lo dio")),
         case(_("subscribed to notes://4, a create sends resources/updated, then the response",
                "suscrito a notes://4, crear envía resources/updated y después la respuesta"),
              session(subscribed_create), [updated("notes://4"), response(3)],
@@ -741,7 +788,14 @@ _WORDS = ("Café", "tea", "MCP", "Milk", "notes", "ÉCOLE", "x")
 
 
 def _random_notes(rng: Gen) -> dict[str, dict[str, str]]:
-    ids = sorted(rng.sample(range(1, 12), rng.randint(0, 4)))
+    """Notes whose ids have gaps, sometimes many of them (ids past 9 and 99, where string
+    order is not number order), and sometimes not in increasing order in the dict."""
+    if rng.random() < 0.3:
+        ids = rng.sample(range(1, 130), rng.randint(5, 14))
+    else:
+        ids = sorted(rng.sample(range(1, 12), rng.randint(0, 4)))
+    if rng.random() < 0.3:
+        rng.shuffle(ids)
     return {str(i): {"title": " ".join(rng.sample(_WORDS, 2)),
                      "body": rng.choice([*_WORDS, ""])} for i in ids}
 
@@ -857,8 +911,20 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
     w, h = want.get(answer) or {}, have.get(answer) or {}
     w_id = (w.get("value") or {}).get("id") if isinstance(w.get("value"), dict) else None
     h_id = (h.get("value") or {}).get("id") if isinstance(h.get("value"), dict) else None
+    if w.get("isError") is True and h.get("isError") is False:
+        if "notes_create" in got.label:
+            return _("a blank title (empty or only spaces/tabs) is a tool error: raise "
+                     "ValueError when title.strip() is empty, and store nothing",
+                     "un título en blanco (vacío o solo espacios/tabuladores) es un error de "
+                     "herramienta: lanza ValueError si title.strip() está vacío, y no guardes "
+                     "nada")
+        if "notes_delete" in got.label:
+            return _("deleting an id that is not in notes is a tool error: raise KeyError or "
+                     "ValueError", "borrar un id que no está en notes es un error de "
+                     "herramienta: lanza KeyError o ValueError")
     if "notes_create" in got.label and w_id != h_id:
-        if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1"):
+        if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1") \
+                and w_id is not None and h_id is not None:
             return _("two servers must not share state: keep the id counter inside add_tools",
                      "dos servidores no deben compartir estado: guarda el contador de ids "
                      "dentro de add_tools")
@@ -875,8 +941,13 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
                  "responde la herramienta y lo que guarda el dict de notas deben coincidir")
     if "notes_search" in got.label:
         return _("case-insensitive, in the title and the body, in order, at most limit notes "
-                 "(limit 0 gives none)", "sin distinguir mayúsculas, en el título y en el "
-                 "cuerpo, en orden, como mucho limit notas (limit 0 no da ninguna)")
+                 "(limit 0 gives none); each found note whole: id, title and body",
+                 "sin distinguir mayúsculas, en el título y en el cuerpo, en orden, como mucho "
+                 "limit notas (limit 0 no da ninguna); cada nota encontrada entera: id, title "
+                 "y body")
+    if "notes_list" in got.label:
+        return _("every note's id and title, in the dict's order (not sorted)",
+                 "el id y el title de cada nota, en el orden del dict (sin ordenar)")
     return None
 
 

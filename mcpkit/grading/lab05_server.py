@@ -8,8 +8,13 @@ on standard output; what it does depends on the method of each request:
 ``echo``        answers ``{"echo": params}``
 ``notify``      sends ``params.count`` notifications (``notifications/message``), then answers
 ``notify_later`` answers at once, then sends one notification a moment later (nothing waits)
-``error``       answers with the error ``params.code`` / ``params.message``
-``stray``       first sends a response for an id nobody used, then its own answer
+``error``       answers with the error ``params.code`` / ``params.message`` (and ``params.data``
+                when given)
+``stray``       first sends a response for an id nobody used (each of ``params.ids`` when
+                given: ids of any JSON type, ``true`` and ``1.0`` included), then its own answer
+``junk``        first writes lines a real peer may write: not JSON, blank, a JSON scalar, an
+                array, an object that is no message; then its own answer
+``shape``       answers ``{"params": params}``, or ``{"params": "absent"}`` when there were none
 ``hold``        is not answered until a ``release`` arrives
 ``release``     waits for ``params.count`` held requests, answers them newest first, then itself
 ``late``        answers after ``params.delay`` seconds (on a thread of its own)
@@ -48,8 +53,17 @@ def answer(request_id, result):
     send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
-def fail(request_id, code, message):
-    send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+def fail(request_id, code, message, data=None):
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def raw(line):
+    with _lock:
+        _out.write(line)
+        _out.flush()
 
 
 received = {}  # method -> how many messages named it
@@ -75,6 +89,7 @@ def main():
             continue
         method = message.get("method")
         received[str(method)] = received.get(str(method), 0) + 1
+        absent = "params" not in message
         params = message.get("params", {})
         if not isinstance(params, dict | list):
             fail(message.get("id"), -32600, f"params must be an object or an array, not {params!r}")
@@ -107,10 +122,20 @@ def main():
                                           "params": {"level": "info", "data": "later"}}]
                             ).start()
         elif method == "error":
-            fail(request_id, params.get("code", -32000), params.get("message", "error"))
+            fail(request_id, params.get("code", -32000), params.get("message", "error"),
+                 params.get("data"))
         elif method == "stray":
-            answer("no-such-request", {"stray": True})
+            for stray_id in params.get("ids", ["no-such-request"]):
+                answer(stray_id, {"stray": True})
             answer(request_id, {"ok": True})
+        elif method == "junk":
+            for line in (b"this line is not JSON\n", b"\n", b"  \r\n", b"7\n", b"[1,2]\n",
+                         b'"text"\n', b"null\n", b'{"jsonrpc":"2.0"}\n', b"{\"half\":\n",
+                         b"\xff\xfe\n"):
+                raw(line)
+            answer(request_id, {"after": "junk"})
+        elif method == "shape":
+            answer(request_id, {"params": "absent" if absent else message.get("params")})
         elif method == "hold":
             held.append((request_id, params))
         elif method == "release":
