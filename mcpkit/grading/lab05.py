@@ -298,7 +298,7 @@ class Run:
         if isinstance(made, Seen):
             self.end()
             raise Blocked(_("Session(stdin, stdout) did not return",
-                            "Session(stdin, stdout) no volvió")
+                            "Session(stdin, stdout) no retornó")
                           ) if made.type == "Blocked" else _Raised(made)
         self.session = made
         if self.watch is not None:
@@ -508,7 +508,7 @@ def check_requests(make_session: Callable[..., Any]) -> None:
              _error("RequestError", -32601),
              hint=_("raise RequestError(error['code'], error['message'], error.get('data')) "
                     "in the caller's thread", "lanza RequestError(error['code'], "
-                    "error['message'], error.get('data')) en el hilo de quien llamó")),
+                    "error['message'], error.get('data')) en el hilo de quien llama")),
         case(_("two notifications before the response: kept, in order",
                "dos notificaciones antes de la respuesta: se guardan, en orden"),
              scenario(s, lambda x: [_call(x, "notify", {"count": 2}),
@@ -538,7 +538,7 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                     "saca el id de la tabla de pendientes; si nadie esperaba, descarta el "
                     "mensaje y sigue leyendo (el hilo lector no debe morir)")),
         case(_("three requests answered newest first: each caller gets its own",
-               "tres solicitudes respondidas de la más nueva a la más vieja: cada una "
+               "tres solicitudes respondidas empezando por la más reciente: cada una "
                "recibe la suya"),
              scenario(s, lambda x: held_calls(x, 3)),
              [{"held": {"n": 0}}, {"held": {"n": 1}}, {"held": {"n": 2}}, {"released": 3}],
@@ -659,14 +659,15 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
 
     results = [
         case(_("nobody answers: TimeoutError after the timeout",
-               "nadie responde: TimeoutError cuando se agota el tiempo"),
+               "nadie responde: TimeoutError cuando se agota el tiempo de espera"),
              scenario(s, timed), [_raised("TimeoutError"), True],
              hint=_("wait on the future with its timeout (future.result(timeout)); "
                     "concurrent.futures' TimeoutError is the built-in one",
-                    "espera el future con su tiempo (future.result(timeout)); el "
+                    "espera el future con su tiempo de espera (future.result(timeout)); el "
                     "TimeoutError de concurrent.futures es el de Python")),
         case(_("the timeout sends notifications/cancelled with the request's id",
-               "el tiempo agotado envía notifications/cancelled con el id de la solicitud"),
+               "al agotarse el tiempo de espera, se envía notifications/cancelled con el id "
+               "de la solicitud"),
              scenario(s, lambda x: [_call(x, "silent", timeout=SHORT_TIMEOUT),
                                     _call(x, "cancelled")]),
              [_raised("TimeoutError"), {"cancelled": ["silent"]}],
@@ -687,7 +688,8 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
                     "al agotarse el tiempo, quita el id de la tabla de pendientes: su "
                     "respuesta, cuando llegue, no es de nadie")),
         case(_("timed-out requests leave nothing in the pending table",
-               "las solicitudes con tiempo agotado no dejan nada en la tabla de pendientes"),
+               "las solicitudes cuyo tiempo de espera se agotó no dejan nada en la tabla de "
+               "pendientes"),
              scenario(s, lambda x: [_call(x, "echo", {"first": True}),
                                     _call(x, "silent", timeout=SHORT_TIMEOUT),
                                     _call(x, "silent", timeout=SHORT_TIMEOUT),
@@ -697,8 +699,9 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
              hint=_("on a timeout, pop the id from the pending table: an entry nobody waits "
                     "for is a leak, one per timeout",
                     "al agotarse el tiempo, saca el id de la tabla de pendientes: una entrada "
-                    "que nadie espera es una fuga, una por cada tiempo agotado")),
-        case(_("a timeout leaves the session usable", "un tiempo agotado deja la sesión usable"),
+                    "que nadie espera es una fuga, una por cada tiempo de espera agotado")),
+        case(_("a timeout leaves the session usable",
+               "agotar el tiempo de espera deja la sesión utilizable"),
              scenario(s, lambda x: [_call(x, "silent", timeout=SHORT_TIMEOUT),
                                     _call(x, "silent", timeout=SHORT_TIMEOUT),
                                     _call(x, "echo", {"still": "here"}), _call(x, "cancelled")]),
@@ -706,7 +709,8 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
               {"cancelled": ["silent", "silent"]}]),
         session_differential(s, "lab05/timeouts", _timeout_ops,
                              _("generated sessions with timeouts",
-                               "sesiones generadas con tiempos agotados"), cases=6),
+                               "sesiones generadas en las que se agotan tiempos de espera"),
+                             cases=6),
     ]
     run_checks(results)
 
@@ -748,7 +752,8 @@ def check_end_of_stream(make_session: Callable[..., Any]) -> None:
                     "cuando termina el bucle del lector (EOF), haz fallar cada future de la "
                     "tabla de pendientes con SessionClosed")),
         case(_("every pending request fails at once, not by timeout",
-               "todas las solicitudes pendientes fallan a la vez, no por tiempo agotado"),
+               "todas las solicitudes pendientes fallan a la vez, sin esperar a que se agote "
+               "su tiempo de espera"),
              scenario(s, dies_with_pending), [closed, closed, closed, closed, True],
              hint=_("EOF settles all the futures waiting, right away",
                     "el EOF resuelve todos los futures que esperan, en el acto")),
@@ -968,7 +973,8 @@ def _hint(ops: list[tuple], expected: Step | None, got: Step | None) -> str | No
         return None
     if "pending" in expected.label or "pendientes" in expected.label:
         return _("a request given up on (timeout) or answered must leave the pending table: "
-                 "pop its id", "una solicitud abandonada (tiempo agotado) o respondida debe "
+                 "pop its id",
+                 "una solicitud abandonada (se agotó su tiempo de espera) o respondida debe "
                  "salir de la tabla de pendientes: saca su id")
     if "threads" in expected.label or "hilos" in expected.label:
         return _("close() must end the reader thread (close stdin, then join it)",
