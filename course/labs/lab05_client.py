@@ -50,7 +50,7 @@
 #
 # | parte | las comprobaciones le exigen a tu `Session` | puntos |
 # | --- | --- | --- |
-# | 1 | ids, la tabla de pendientes, resultados y errores, notificaciones, respuestas sueltas y desordenadas | 4 |
+# | 1 | ids, la tabla de pendientes, resultados y errores, notificaciones, respuestas sueltas y fuera de orden | 4 |
 # | 2 | tiempos de espera (timeouts) que, al agotarse, envían `notifications/cancelled` y olvidan la solicitud | 3 |
 # | 3 | el fin del flujo hace fallar a la vez todo lo pendiente; un `close()` que no deja nada atrás | 3 |
 #
@@ -149,10 +149,10 @@ def start_server():
 # | `echo` | responde `{"echo": params}` |
 # | `notify` | envía `params["count"]` notificaciones y luego responde |
 # | `notify_later` | responde en el acto y envía una notificación un momento después |
-# | `error` | responde con el error `params["code"]`, `params["message"]` (y `params["data"]` si se da) |
+# | `error` | responde con el error `params["code"]`, `params["message"]` (y `params["data"]` si se indica) |
 # | `stray` | primero envía una respuesta para un id que nadie usó (cada uno de `params["ids"]` si se dan, de cualquier tipo JSON) y luego la suya |
 # | `junk` | primero escribe líneas que no son mensajes (no JSON, en blanco, un escalar, un array) y luego su respuesta |
-# | `shape` | responde `{"params": params}`, o `{"params": "absent"}` si la solicitud no traía |
+# | `shape` | responde `{"params": params}`, o `{"params": "absent"}` si la solicitud no traía params |
 # | `hold` / `release` | retiene solicitudes hasta un `release` con `{"count": n}` y luego las responde empezando por la más reciente |
 # | `late` | responde tras `params["delay"]` segundos |
 # | `silent` | no responde nunca |

@@ -49,7 +49,7 @@
 # | parte | escribes | las comprobaciones le exigen | puntos |
 # | --- | --- | --- | --- |
 # | 1 | `merge(servers, policy, separator)` | todas las políticas de nombres, errores de colisión que nombran a los dos servidores, servidores generados | 3 |
-# | 2 | `Namespace` | el enrutamiento, volver a fusionar con `list_changed`, el orden de la configuración, las bajas | 2 |
+# | 2 | `Namespace` | el enrutamiento, volver a fusionar con `list_changed`, el orden de la configuración, la retirada de servidores | 2 |
 # | 3 | `Backoff` | tiempos que se duplican, el tope de 30 s, la variación aleatoria (jitter), el aviso tras tres fallos consecutivos | 2 |
 # | 4 | `Supervisor` | reiniciar un servidor al que matan con SIGKILL, un servidor que no puede arrancar, no dejar nada atrás | 3 |
 #
@@ -292,8 +292,8 @@ grading.check_merge(merge)
 #   `UnknownTool(message, name)`.
 #
 # `_merge(lists)` es una función auxiliar para los dos: fusiona `lists` (`{servidor:
-# herramientas}`) y, si no lanzó ninguna excepción, guárdalas junto con el resultado. Puedes
-# usar tu `merge` de la parte 1.
+# herramientas}`) y, si la fusión no lanza ninguna excepción, guarda las listas junto con el
+# resultado. Puedes usar tu `merge` de la parte 1.
 
 # %%
 class Namespace:
@@ -620,7 +620,7 @@ grading.check_supervisor(Supervisor)
 # ## ¿Terminaste?
 #
 # Compara tus cuatro piezas con `mcpkit/host.py`: `merge_namespace`, la `_View` que
-# `Host._rebuild` sustituye, de una vez, por la nueva, `Backoff` y `Host._supervise` con
-# `_on_closed`. mcpkit usa un hilo supervisor por servidor que falla, no uno por servidor: ¿por
-# qué basta? ¿Y qué cambiarías para 100 servidores que mueren todos a la vez (la lección 06 los
-# midió)?
+# `Host._rebuild` coloca entera, de una vez, en lugar de la anterior, `Backoff` y
+# `Host._supervise` con `_on_closed`. mcpkit usa un hilo supervisor por servidor que falla, no
+# uno por servidor: ¿por qué basta? ¿Y qué cambiarías para 100 servidores que mueren todos a la
+# vez (la lección 06 los midió)?

@@ -49,7 +49,7 @@
 # | --- | --- | --- |
 # | 1 | `request_era(method, params, initialized)`: heredada, moderna o qué error | 3 |
 # | 2 | `discover_result(info, capabilities, instructions, ttl_ms, cache_scope)` | 2 |
-# | 3 | `seal_state(...)` y `open_state(...)`: un `requestState` infalsificable | 3 |
+# | 3 | `seal_state(...)` y `open_state(...)`: un `requestState` que un cliente no puede falsificar | 3 |
 # | 4 | `next_step(sent, reply, attempt)`: el sondeo del cliente y cuándo recurre a la era heredada | 2 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
@@ -257,9 +257,9 @@ grading.check_request_era(request_era)
 # instructions, ttl_ms, cache_scope)`, que devuelve el resultado completo tal como viaja por la
 # conexión:
 #
-# - `"supportedVersions"`: todas las revisiones que habla este servidor, la más nueva primero
-#   (`list(SUPPORTED_VERSIONS)`: un cliente que sondea con una versión que no tenemos elige de
-#   aquí);
+# - `"supportedVersions"`: todas las revisiones que habla este servidor, empezando por la más
+#   reciente (`list(SUPPORTED_VERSIONS)`: un cliente que sondea con una versión que no tenemos
+#   elige de aquí);
 # - `"capabilities"`: `capabilities`, tal cual;
 # - `"instructions"`: solo cuando `instructions` es una cadena no vacía (`None` o `""`: omite
 #   la clave);
@@ -333,7 +333,7 @@ grading.check_discover_result(discover_result)
 # - `open_state(secret, method, params, state, now)`: la carga útil (payload), o `InvalidParams`
 #   cuando el estado está mal formado (no es una cadena, no tiene dos partes, no es base64, no
 #   es JSON), su MAC no coincide (compara con `hmac.compare_digest`: un `==` normal revela, por
-#   lo que tarda, cuánto de un intento era correcto), su huella no es la de esta solicitud o ha
+#   lo que tarda, qué parte de un intento era correcta), su huella no es la de esta solicitud o ha
 #   caducado (`exp < now`).
 #
 # `request_fingerprint` calcula un hash del método y de los params **sin** `_meta`,
@@ -413,13 +413,13 @@ grading.check_request_state(seal_state, open_state)
 # respuesta a tiempo) o `{"http_status": 404}` (un estado HTTP sin cuerpo JSON-RPC). Devuelve
 # un par:
 #
-# - un resultado con una lista `"supportedVersions"`: `("modern", sent)` si `sent` está en
-#   ella, si no `("modern", v)` con la más nueva de `MODERN_VERSIONS` que esté; sin ninguna
+# - un resultado con una lista `"supportedVersions"`: `("modern", sent)` si `sent` está en ella,
+#   si no `("modern", v)` con la más reciente de `MODERN_VERSIONS` que esté en ella; sin ninguna
 #   versión moderna, `("initialize", None)` si lista alguna heredada, y si no `("fail", None)`.
 #   Un resultado sin esa lista no es un DiscoverResult: `("initialize", None)`.
 # - el error -32022: la lista es `error["data"]["supported"]` (sus cadenas; si falta o no es
 #   una lista, vacía). En el primer intento, con una versión moderna en común:
-#   `("retry", la más nueva en común)`. Si no, `("initialize", None)` si lista una heredada, y
+#   `("retry", la más reciente en común)`. Si no, `("initialize", None)` si lista una heredada, y
 #   si no `("fail", None)`.
 # - el error -32021 o -32020: un servidor moderno rechazó otra cosa: `("modern", sent)`.
 # - cualquier otro error, o el silencio: un servidor heredado, `("initialize", None)`.
@@ -491,7 +491,7 @@ grading.check_next_step(next_step)
 # %% [markdown] lang="es"
 # ## ¿Terminaste?
 #
-# Compara tus cuatro funciones con el código al que sustituyen: `Connection._context_for` y
+# Compara tus cuatro funciones con el código al que corresponden: `Connection._context_for` y
 # `_modern_context` en `mcpkit/connection.py`, `Registry._discover` en `mcpkit/registry.py`,
 # `StateSealer` en `mcpkit/mrtr.py` y `Client._probe` en `mcpkit/client.py`. Dos cosas que
 # probar:

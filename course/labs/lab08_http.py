@@ -209,15 +209,15 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 # 2. no hay cabecera `host`, o su `host_name` no está en `LOOPBACK`: 403;
 # 3. una cabecera `origin` cuyo esquema no es `http`/`https` o cuyo host no está en
 #    `LOOPBACK`: 403;
-# 4. con un `token` (`None` o `""`: sin token): `authorization` debe ser `Bearer <credenciales>` (partida en el primer
-#    espacio; el esquema en mayúsculas o minúsculas; credenciales no vacías), y las
-#    credenciales, sin espacios alrededor, deben ser `same_secret` con el token: si no, 401;
+# 4. con un `token` (`None` o `""`: sin token): `authorization` debe ser `Bearer <credenciales>`
+#    (dividida en el primer espacio; el esquema en mayúsculas o minúsculas; credenciales no
+#    vacías), y las credenciales, sin espacios alrededor, deben ser `same_secret` con el token:
+#    si no, 401;
 # 5. un método que no es GET, POST ni DELETE: 405;
-# 6. solo en un POST: los tipos de `content-type` deben incluir `application/json` (415) y,
-#    salvo que falte `accept` (que acepta cualquier cosa; presente pero vacío, no acepta
-#    nada), sus tipos deben aceptar
-#    `application/json` y `text/event-stream`, cada uno por su nombre exacto, su familia
-#    (`application/*`, `text/*`) o `*/*` (406).
+# 6. solo en un POST: los tipos de medio de `content-type` deben incluir `application/json`
+#    (415) y, salvo que falte `accept` (que acepta cualquier cosa; presente pero vacío, no
+#    acepta nada), sus tipos deben aceptar los dos, `application/json` y `text/event-stream`,
+#    cada uno por su nombre exacto, su familia (`application/*`, `text/*`) o `*/*` (406).
 
 # %%
 def refusal(method, path, headers, token):

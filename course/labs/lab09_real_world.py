@@ -43,8 +43,8 @@
 #
 # | parte | escribes | puntos |
 # | --- | --- | --- |
-# | 1 | `harness(command, script, timeout)`: un harness de JSON-RPC que controla cualquier servidor stdio y anota lo que respondió, en una forma normalizada | 4 |
-# | 2 | `notes_port()`: el servidor de notas sobre el `MCPServer` del SDK, como programa, compatible en la conexión con el de mcpkit | 4 |
+# | 1 | `harness(command, script, timeout)`: un harness (arnés de pruebas) de JSON-RPC que controla cualquier servidor stdio y anota lo que respondió, en una forma normalizada | 4 |
+# | 2 | `notes_port()`: el servidor de notas sobre el `MCPServer` del SDK, como programa, compatible con el de mcpkit en lo que viaja por la tubería | 4 |
 # | 3 | `reference_config(peers, folder)` y `through_host(host, folder, message)`: los servidores de referencia de npm bajo un host | 2 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu

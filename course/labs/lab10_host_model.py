@@ -146,7 +146,7 @@ def block_text(block):
 #
 # - `API_NAME`, el patrón que las API de modelos aceptan como nombre de herramienta, y
 #   `hashlib` para la parte 1;
-# - `block_text(block)`: un bloque de contenido MCP como texto (una imagen se vuelve
+# - `block_text(block)`: un bloque de contenido MCP como texto (una imagen se convierte en
 #   `[image (image/png) not shown]`, un recurso su URI y su texto, ...);
 # - `looks_injected(text)`: si un texto suena a órdenes para el modelo ("ignore previous
 #   instructions", "<IMPORTANT>", ...), y `compile_schema(schema)`, que devuelve una función
@@ -165,10 +165,10 @@ def block_text(block):
 #   1. un nombre que encaja entero con `API_NAME` se queda igual (`API_NAME.fullmatch`: con
 #      `match`, el `$` también encaja antes de un salto de línea final, así que `"abc\n"`
 #      pasaría);
-#   2. si no, cada carácter fuera de `[a-zA-Z0-9_-]` se vuelve `_` (un resultado vacío es
-#      `"tool"`) y, si queda más largo que 64, se corta a sus 55 primeros caracteres y le
-#      siguen `_` y los 8 primeros dígitos hex de `hashlib.sha1(name.encode())` (del nombre
-#      MCP);
+#   2. si no, cada carácter fuera de `[a-zA-Z0-9_-]` se convierte en `_` (un resultado vacío
+#      es `"tool"`) y, si supera los 64 caracteres, se corta a sus 55 primeros caracteres y le
+#      siguen `_` y los 8 primeros dígitos hexadecimales de `hashlib.sha1(name.encode())` (del
+#      nombre MCP);
 #   3. si el resultado ya es el nombre para la API de un nombre anterior, prueba
 #      `cut + "_2"`, `cut + "_3"`, ..., donde `cut` es el resultado del paso 1 o 2 cortado para
 #      que todo quepa en 64.
@@ -285,8 +285,8 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 # `names` vuelve a ser lo que devolvió `api_names` (nombre MCP -> nombre para la API).
 # Escribe:
 #
-# - `call_params(block, names)`: un bloque `tool_use` de Anthropic (`{"type": "tool_use",
-#   "id", "name", "input"}`) a un par `(params, error)`: `({"name": <nombre MCP>,
+# - `call_params(block, names)`: convierte un bloque `tool_use` de Anthropic (`{"type":
+#   "tool_use", "id", "name", "input"}`) en un par `(params, error)`: `({"name": <nombre MCP>,
 #   "arguments": input}, None)`, o `(None, "<motivo>")` cuando el nombre no es uno de los
 #   nombres para la API (compruébalo primero) o `input` no es un dict.
 # - `openai_call_params(tool_call, names)`: lo mismo para una llamada al estilo de OpenAI
@@ -479,7 +479,7 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #    - Añade `{"turn": turn, "tool": <el nombre MCP, o el que usó el modelo si es
 #      desconocido>, "arguments": <el input del bloque, o {} si no es un dict>, "outcome":
 #      outcome}` a `audit`.
-# 4. Añade un `{"role": "user", "content": [los resultados, en orden]}` y sigue.
+# 4. Añade un `{"role": "user", "content": [los resultados de herramienta, en orden]}` y sigue.
 #
 # Una función auxiliar para el paso 3 (una llamada a través de las comprobaciones) mantiene
 # corto `run_agent`: escríbela en la misma celda.

@@ -441,12 +441,12 @@ print("notifications received:", [m["method"] for m in received if "id" not in m
 # cliente la espera, así que un bucle escrito a mano llama a `flush()` tras cada línea; `mcpkit`
 # escribe cada mensaje directamente en el descriptor de archivo, sin búfer de por medio. La
 # segunda: el cliente puede irse cuando el servidor aún tiene algo que decir. Escribir en una
-# tubería que nadie lee hace que el núcleo envíe `SIGPIPE`; Python ignora esa señal desde el
-# arranque, así que la escritura falla con `BrokenPipeError`. Un servidor no debería morir por
-# ello con una traza de error ni ocultarlo: el bucle de `mcpkit` registra un aviso en el error
-# estándar, deja de escribir y sigue leyendo hasta el final de su entrada. Aquí el cliente
-# cierra su extremo de la salida estándar del servidor antes de enviar nada (a las líneas del
-# registro se les quita la hora):
+# tubería que nadie lee hace que el kernel del sistema operativo envíe `SIGPIPE`; Python ignora
+# esa señal desde el arranque, así que la escritura falla con `BrokenPipeError`. Un servidor no
+# debería morir por ello con una traza de error ni ocultarlo: el bucle de `mcpkit` registra un
+# aviso en el error estándar, deja de escribir y sigue leyendo hasta el final de su entrada.
+# Aquí el cliente cierra su extremo de la salida estándar del servidor antes de enviar nada (a
+# las líneas del registro se les quita la hora):
 
 # %%
 gone = subprocess.Popen(

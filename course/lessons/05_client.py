@@ -119,7 +119,7 @@ def line(message):
 # una clave de API) y la carpeta de trabajo (`cwd`). `stdin` y `stdout` llevan el protocolo;
 # `stderr` es el registro del servidor.
 #
-# La trampa es la tercera tubería. Una tubería guarda una cantidad fija (64 KiB en Linux); un
+# La trampa es la tercera tubería. Una tubería tiene una capacidad fija (64 KiB en Linux); un
 # hijo que escribe más en una tubería que nadie lee **se bloquea dentro de `write()`**, para
 # siempre. Este servidor escribe 200 KB de registro antes de responder. Esperamos su respuesta
 # en un hilo, como mucho un segundo:
@@ -222,9 +222,9 @@ print(chatty.returncode, tail)
 # cómo averiguarlo: envía primero `server/discover`. Un servidor moderno responde con sus
 # versiones y capacidades, y no hay más handshake; el sondeo, como cada solicitud posterior,
 # lleva la versión, las capacidades y el nombre del cliente en `params._meta` (lección 07). Un
-# servidor heredado responde "método no encontrado" (o nada, antes de que se agote el tiempo de
-# espera), y el cliente recurre al handshake heredado: `initialize`, su resultado y luego la
-# notificación `notifications/initialized`.
+# servidor heredado responde "método no encontrado" (o no responde nada antes de que se agote el
+# tiempo de espera), y el cliente recurre al handshake heredado: `initialize`, su resultado y
+# luego la notificación `notifications/initialized`.
 #
 # ```mermaid
 # sequenceDiagram
@@ -276,7 +276,7 @@ notes_process.stderr.close()
 # %% [markdown] lang="es"
 # El servidor de prueba del laboratorio 05 es un interlocutor heredado de lo más tosco: no
 # conoce ninguno de los dos métodos. Eso es lo que un sondeo debe aguantar. `mcpkit.Client`
-# hace el sondeo por ti y te dice en qué era se quedó; `version=` se salta el sondeo cuando ya lo
+# hace el sondeo por ti y te dice qué era eligió; `version=` se salta el sondeo cuando ya lo
 # sabes:
 
 # %%
@@ -428,12 +428,12 @@ print(tiny.notifications)
 
 # %% [markdown] lang="es"
 # `TinySession` respeta el contrato del laboratorio 05 donde el laboratorio lo comprueba: ninguna
-# clave `"params"` cuando no hay, `RequestError(code, message, data)` para una respuesta de
-# error, `SessionClosed` para cada solicitud que sigue esperando cuando se acaba la salida, las
-# líneas basura se saltan y solo se empareja un id `int`. Donde es más corta que la `Session`
-# del laboratorio, el laboratorio pide más: aquí `notifications` es una lista con el `data` de
-# las notificaciones, para imprimirla, mientras que `notifications()` del laboratorio es un
-# método que devuelve los mensajes completos y vacía la cola; y la sesión del laboratorio
+# clave `"params"` cuando no hay parámetros, `RequestError(code, message, data)` para una
+# respuesta de error, `SessionClosed` para cada solicitud que sigue esperando cuando se acaba la
+# salida, las líneas basura se saltan y solo se empareja un id `int`. Donde es más corta que la
+# `Session` del laboratorio, el laboratorio pide más: aquí `notifications` es una lista con el
+# `data` de las notificaciones, para imprimirla, mientras que `notifications()` del laboratorio
+# es un método que devuelve los mensajes completos y vacía la cola; y la sesión del laboratorio
 # también recuerda que terminó (entonces una solicitud lanza `SessionClosed` en el acto) y
 # convierte una escritura fallida en `SessionClosed`.
 #

@@ -345,8 +345,8 @@ except NameCollision as exc:
 #   segundo queda oculto con un aviso en lugar de dirigirse al servidor equivocado.
 # - **Longitud y caracteres.** Los nombres de herramienta de MCP deberían quedarse en 128
 #   caracteres, y las API de los modelos suelen ser aún más estrictas (letras, dígitos, `_` y
-#   `-`, como mucho 64). Un prefijo se come parte de eso; `mcpkit.toolformats` traduce los nombres a
-#   lo que acepta un modelo, y de vuelta (lección 10).
+#   `-`, como mucho 64). Un prefijo consume parte de ese margen; `mcpkit.toolformats` traduce los
+#   nombres a lo que acepta un modelo, y de vuelta (lección 10).
 
 # %%
 tricky = [("a", [{"name": "b__c"}]), ("a__b", [{"name": "c"}])]
@@ -503,12 +503,12 @@ except UnknownName as exc:
 #
 # - la espera crece con cada fallo **consecutivo**: `base * factor ** (n - 1)`, o sea 0.5 s, 1 s,
 #   2 s, 4 s... Un servidor que se cae al arrancar no se reinicia mil veces por segundo;
-# - tiene un **tope** (30 s por defecto): un servidor que estuvo caído una hora vuelve menos de
-#   medio minuto después de arreglarse;
+# - tiene un **tope** (30 s por defecto): un servidor que estuvo caído una hora vuelve como mucho
+#   medio minuto después de que lo arreglen;
 # - lleva **variación aleatoria** (jitter, ±20 %): diez servidores que murieron juntos (su
 #   máquina despertó, falló una dependencia común) no vuelven todos en el mismo instante;
 # - tras **tres fallos consecutivos** se avisa al usuario, una vez: reintentar en silencio está
-#   bien para un tropiezo, mal para un servidor que no quiere arrancar;
+#   bien para un tropiezo, mal para un servidor que no logra arrancar;
 # - un servidor que aguantó un rato en marcha (`stable_after`, 10 s) empieza una racha nueva.
 #   Un arranque correcto por sí solo no prueba nada: el servidor puede volver a caerse en el
 #   acto.
@@ -615,8 +615,8 @@ for event in events:
 
 # %% [markdown] lang="es"
 # Cada muerte es `exited` y luego `restarting` con su espera: 0.05, 0.10, 0.20 y luego 0.40 s,
-# el tope. En la tercera muerte seguida llega `failing`, el aviso: `on_event` es donde un host
-# se lo muestra al usuario (una notificación emergente, un punto rojo). Llega una vez por
+# el tope. En la tercera muerte consecutiva llega `failing`, el aviso: `on_event` es donde un
+# host se lo muestra al usuario (una notificación emergente, un punto rojo). Llega una vez por
 # racha, no en cada fallo posterior.
 
 # %% [markdown] lang="en"

@@ -45,7 +45,7 @@
 #    `requestState` sellado; y ver cómo se rechaza un estado manipulado, reenviado o caducado;
 # 7. abrir un flujo `subscriptions/listen` y recibir notificaciones marcadas con su id;
 # 8. resumir qué cambió para quien escribe servidores, y por qué: **cualquier réplica puede
-#    responder cualquier solicitud**.
+#    responder a cualquier solicitud**.
 #
 # El código está en `mcpkit/versions.py` (revisiones, eras, claves de `_meta`),
 # `mcpkit/params.py` (la forma de `_meta`), `mcpkit/connection.py` (la decisión de era,
@@ -277,8 +277,8 @@ for label, message, initialized in tries:
 # %% [markdown] lang="es"
 # Y una versión que el servidor no habla: una fecha del futuro y una fecha heredada enviada en
 # `_meta` (las versiones heredadas se negocian con `initialize`, nunca se envían en cada
-# solicitud). El error es -32022, y su `data` enumera lo que admite el servidor, la más nueva
-# primero:
+# solicitud). El error es -32022, y su `data` enumera las versiones que admite el servidor,
+# empezando por la más reciente:
 
 # %%
 for version in ("2027-01-01", "2025-11-25"):
@@ -629,7 +629,7 @@ print(f"{'expired':<13}", answer(expired_booking, jsonrpc.request(5, "tools/call
 # puede salvar un estado.) Un cliente real hace todo esto por ti: con un callback
 # `elicitation`, el cliente de mcpkit responde a `input_required` y reintenta, hasta
 # `max_rounds` veces. Aquí lo tienes contra la misma herramienta servida por un proceso real;
-# la función actúa como usuario:
+# el callback hace las veces del usuario:
 
 # %%
 (workdir / "booking.py").write_text(textwrap.dedent('''
@@ -762,9 +762,9 @@ notes.reset()
 # instancia nueva por solicitud (una *función con arranque en frío*) pierde sus sesiones todo
 # el tiempo: el antipatrón que describe el material de origen, un servidor HTTP con estado en
 # una plataforma así. Un servidor moderno no guarda nada entre solicitudes, así que cualquier copia
-# suya puede responder cualquier solicitud, y una que acaba de arrancar sabe tanto como una que
-# lleva una semana funcionando. La lección 08 lo muestra sobre HTTP, con dos procesos
-# trabajadores que responden las dos rondas de una misma solicitud.
+# suya puede responder a cualquier solicitud, y una que acaba de arrancar sabe tanto como una
+# que lleva una semana funcionando. La lección 08 lo muestra sobre HTTP, con dos procesos
+# trabajadores que responden a las dos rondas de una misma solicitud.
 #
 # Lo que quien escribe un servidor aún debe hacer bien: compartir el `state_secret` (o
 # `MCPKIT_STATE_SECRET`) entre réplicas; mantener pequeño el estado (viaja en cada ronda); no

@@ -42,8 +42,8 @@
 # 4. cerrar un flujo y ver cómo se cancela su solicitud;
 # 5. intentar un ataque de DNS rebinding y una solicitud sin token de portador (bearer), y ver
 #    cómo se rechazan los dos;
-# 6. escalar: las dos rondas de una solicitud respondidas por dos procesos trabajadores, y lo
-#    que necesita en cambio una sesión heredada;
+# 6. escalar horizontalmente: las dos rondas de una solicitud respondidas por dos procesos
+#    trabajadores, y lo que necesita en cambio una sesión heredada;
 # 7. ejecutar el conjunto oficial de pruebas de conformidad contra el servidor, si está
 #    instalado.
 #
@@ -149,7 +149,7 @@ show_response(httpx.post(URL, json=search, headers=modern_headers(search)))
 # de Server-Sent Events: estado 200, `Content-Type: text/event-stream` y un bloque
 # `event: message` / `data: <JSON>` por mensaje, y la respuesta final en último lugar. El primer
 # mensaje que sale decide el formato: la herramienta de abajo escribe una línea de registro
-# antes de responder (el cliente pidió `info` o más en `_meta`).
+# antes de responder (el cliente pidió en `_meta` el nivel `info` o superior).
 
 # %%
 chatty = Server("chatty", "1.0.0")
@@ -375,11 +375,11 @@ for label, extra in attempts.items():
 # de otro sitio, con rebinding o sin él. Las dos últimas líneas no son ataques: un POST debe
 # decir que envía JSON (415) y aceptar los dos formatos de respuesta (406).
 #
-# Escucha **en loopback por defecto** (`mcpkit serve --http` usa 127.0.0.1): un servidor en
-# `0.0.0.0` está al alcance de cualquiera en tu red. Un servidor pensado para otros necesita
-# credenciales: con un `token`, cada solicitud debe llevar `Authorization: Bearer <token>`, y la
-# comparación tarda siempre lo mismo (`hmac.compare_digest`), así que el tiempo no le dice nada
-# a un atacante sobre un intento.
+# Escucha **en loopback (interfaz de bucle local) por defecto** (`mcpkit serve --http` usa
+# 127.0.0.1): un servidor en `0.0.0.0` está al alcance de cualquiera en tu red. Un servidor
+# pensado para otros necesita credenciales: con un `token`, cada solicitud debe llevar
+# `Authorization: Bearer <token>`, y la comparación tarda siempre lo mismo
+# (`hmac.compare_digest`), así que el tiempo no le dice nada a un atacante sobre un intento.
 
 # %%
 guarded_http = serve_in_thread(notes.server, token="s3cret-token")
@@ -401,15 +401,15 @@ for label, extra in (("no token", {}), ("wrong token", {"authorization": "Bearer
 # processes; we try until they do.
 
 # %% [markdown] lang="es"
-# ## 7. Escalar: cualquier trabajador responde cualquier solicitud
+# ## 7. Escalar horizontalmente: cualquier trabajador responde a cualquier solicitud
 #
 # La lección 07 dijo que un servidor moderno no guarda nada entre solicitudes. Aquí tienes la
 # prueba, con `mcpkit serve --http --workers 2`: dos procesos de uvicorn en un mismo socket, y
-# el núcleo reparte cada conexión nueva entre ellos. La herramienta le hace una pregunta
-# al usuario (`input_required`), y las dos rondas dicen qué proceso las atendió (`ctx.state`
-# viaja en el `requestState` sellado). Los trabajadores comparten el secreto que sella el
-# estado, `MCPKIT_STATE_SECRET`. Cada ronda es una conexión nueva, así que tarde o temprano las
-# dos rondas caen en procesos distintos; lo intentamos hasta que ocurra.
+# el kernel del sistema operativo le entrega cada conexión nueva a uno de ellos. La herramienta
+# le hace una pregunta al usuario (`input_required`), y las dos rondas dicen qué proceso las
+# atendió (`ctx.state` viaja en el `requestState` sellado). Los trabajadores comparten el
+# secreto que sella el estado, `MCPKIT_STATE_SECRET`. Cada ronda es una conexión nueva, así que
+# tarde o temprano las dos rondas caen en procesos distintos; lo intentamos hasta que ocurra.
 
 # %%
 workdir = pathlib.Path(tempfile.mkdtemp())
@@ -479,8 +479,8 @@ print(grading._("two processes:", "dos procesos:"), asked_by != answered_by)
 
 # %% [markdown] lang="es"
 # Una sesión heredada no puede hacerlo. Vive en el trabajador que respondió `initialize`; una
-# solicitud posterior que el núcleo entrega al otro trabajador nombra una sesión que ese
-# proceso nunca vio:
+# solicitud posterior que el kernel del sistema operativo entrega al otro trabajador nombra una
+# sesión que ese proceso nunca vio:
 
 # %%
 statuses = set()
@@ -538,8 +538,8 @@ exit_code = workers.wait(10)
 # %% [markdown] lang="es"
 # ## 8. El conjunto oficial de pruebas de conformidad
 #
-# El proyecto MCP publica un conjunto de pruebas de conformidad, un programa de Node que lleva
-# a un servidor por escenarios de las dos revisiones e informa de cada uno.
+# El proyecto MCP publica un conjunto de pruebas de conformidad, un programa de Node que somete
+# a un servidor a escenarios de las dos revisiones e informa del resultado de cada uno.
 # `conformance/mcpkit-server.sh` lo ejecuta contra el servidor "everything" de mcpkit por HTTP.
 # La celda de abajo lo ejecuta cuando el conjunto y un Node lo bastante nuevo (22 o posterior)
 # ya están instalados, con un límite de tiempo; si no, muestra el comando que los instala
@@ -602,9 +602,9 @@ with conformance_report:
     else:
         print(grading._("The conformance suite is not installed. To install it (and Node 24 if "
                         "yours is older than 22), run from the repository's root:",
-                        "El conjunto de conformidad no está instalado. Para instalarlo (y Node "
-                        "24 si el tuyo es anterior al 22), ejecuta desde la raíz del "
-                        "repositorio:"))
+                        "El conjunto de pruebas de conformidad no está instalado. Para "
+                        "instalarlo (y Node 24 si el tuyo es anterior al 22), ejecuta desde la "
+                        "raíz del repositorio:"))
         print("    bash conformance/install.sh")
 
 
@@ -648,7 +648,7 @@ notes.reset()
 # - Seguridad: comprueba `Host` y `Origin` (DNS rebinding), escucha en loopback por defecto,
 #   exige un token de portador para todo lo compartido y compáralo en tiempo constante; un POST
 #   debe enviar JSON y aceptar los dos formatos.
-# - Escalar: las solicitudes modernas pueden ir a cualquier trabajador (comparte
+# - Escalado horizontal: las solicitudes modernas pueden ir a cualquier trabajador (comparte
 #   `MCPKIT_STATE_SECRET`); las sesiones heredadas necesitan afinidad, y nunca deben ir en una
 #   función con arranque en frío.
 #

@@ -38,8 +38,8 @@
 # 2. usar el servidor de notas de mcpkit con el cliente del SDK oficial de Python, y con la
 #    línea de comandos del MCP Inspector;
 # 3. portar el servidor de notas a la API de decoradores del SDK y el cliente de varios
-#    servidores a su `ClientSession`, contar las líneas y ejecutar el mismo harness de JSON-RPC
-#    contra cada versión para ver qué es igual en la conexión y qué no;
+#    servidores a su `ClientSession`, contar las líneas y ejecutar el mismo harness (arnés de
+#    pruebas) de JSON-RPC contra cada versión para ver qué es igual en la conexión y qué no;
 # 4. configurar hosts reales (Claude Desktop, VS Code, Claude Code) para un servidor de mcpkit
 #    y encontrar sus registros;
 # 5. reunir lo que los interlocutores reales hacen de otra manera: formas de error, páginas,
@@ -79,7 +79,7 @@ def run_async(coroutine, timeout=60):
     # [en] The kernel already runs an event loop: the SDK's coroutines get one of their own,
     # [en] on a thread, with a time limit.
     # [es] El kernel ya ejecuta un bucle de eventos: las corrutinas del SDK reciben uno
-    # [es] propio, en un hilo, con un tiempo de espera.
+    # [es] propio, en un hilo, con un límite de tiempo.
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, asyncio.wait_for(coroutine, timeout)).result()
 
@@ -421,7 +421,7 @@ def counts(rows):
     display(report)
     with report:
         for label, lines in rows:
-            print(f"{label:<52}{lines:>7}")
+            print(f"{label:<56}{lines:>7}")
 
 
 counts([(grading._("notes server on mcpkit (mcpkit/examples/notes.py)",
@@ -507,10 +507,10 @@ for a, b in zip(on_mcpkit, on_port):
 # %% [markdown] lang="es"
 # Lo que encontró el harness, uno por uno:
 #
-# - **Listas como resultado.** mcpkit envía una lista devuelta como un solo bloque de texto
-#   con su JSON. El SDK envía un bloque con formato por elemento y, a su lado, un
-#   `structuredContent` con un `outputSchema` que generó a partir del tipo devuelto. Un modelo
-#   que lee el texto ve dos cosas distintas. Para igualarlo, devuelve
+# - **Listas como resultado.** mcpkit envía una lista devuelta como un solo bloque de texto con
+#   su JSON. El SDK envía un bloque con JSON formateado (con sangría) por elemento y, a su lado,
+#   un `structuredContent` con un `outputSchema` que generó a partir del tipo devuelto. Un
+#   modelo que lee el texto ve dos cosas distintas. Para igualarlo, devuelve
 #   `json.dumps(value, ensure_ascii=False)` como cadena.
 # - **La lista de herramientas.** El SDK no escribe `title` si no se lo pasas, y añade un
 #   `outputSchema` a los retornos con tipo; el harness compara nombres, argumentos
@@ -529,8 +529,8 @@ for a, b in zip(on_mcpkit, on_port):
 #   port no puede cambiar la del SDK.
 # - **Lo mismo:** las herramientas que fallan (`isError` en los dos, aunque el SDK sustituye el
 #   texto de una excepción inesperada por "Error executing tool ..."), los argumentos de tipo
-#   equivocado, los métodos desconocidos (-32601), `ping`, el handshake y la salida al
-#   final de la entrada.
+#   equivocado, los métodos desconocidos (-32601), `ping`, el handshake y que el servidor
+#   termine al final de la entrada.
 #
 # La parte 2 del laboratorio 09 pide un port que coincida con mcpkit en todo lo que dependa
 # del port.
@@ -667,7 +667,7 @@ print(code_lines(MULTI_CLIENT) < 45)
 counts([(grading._("multi-server client on the SDK (above)",
                     "cliente de varios servidores con el SDK (arriba)"), code_lines(MULTI_CLIENT)),
         (grading._("mcpkit.host (many sessions, supervision, policies)",
-                   "mcpkit.host (sesiones, supervisión, políticas)"),
+                   "mcpkit.host (muchas sesiones, supervisión, políticas)"),
          lines_of(mcpkit_root / "host.py")),
         (grading._("mcpkit.client + mcpkit.session (one session)",
                    "mcpkit.client + mcpkit.session (una sesión)"),
@@ -803,7 +803,7 @@ with Host({"mcpServers": vs_code["servers"]}) as host:
 # | una herramienta que falla | `isError` en todos; el SDK de Python oculta el texto de una excepción inesperada; server-filesystem explica en el texto una ruta rechazada | no analizar nunca el texto; leer `isError` |
 # | recurso que falta | -32002: mcpkit; -32602: server-everything; -32603: el SDK de Python para una plantilla que falla | tratar cualquier error de `resources/read` como "no legible" y mostrar su mensaje |
 # | prompt que falla | -32602: mcpkit, server-everything; código 0: el SDK de Python 2.3.0 | no decidir solo por el código |
-# | respuestas desordenadas | el SDK de Python atiende las solicitudes a la vez y puede responder antes a un id posterior | emparejar respuestas por id, nunca por orden |
+# | respuestas fuera de orden | el SDK de Python atiende las solicitudes a la vez y puede responder antes a un id posterior | emparejar respuestas por id, nunca por orden |
 # | campos de más | el SDK de Python añade `structuredContent` y un `outputSchema` a las herramientas con tipo; mcpkit añade `title` a las anotaciones | ignorar lo que no usas |
 # | argumentos | el pydantic del SDK convierte `"3"` en `3` para un entero; el validador de mcpkit lo rechaza | enviar los tipos que dice el esquema |
 # | páginas | los clientes de mcpkit y el harness siguen `nextCursor`; ninguno de los servidores de referencia fijados pagina hoy, pero un cliente que se queda en la primera página pierde elementos sin avisar el día que uno lo haga | seguir siempre `nextCursor` |

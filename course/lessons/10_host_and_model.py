@@ -154,10 +154,10 @@ print(len(host.anthropic_tools()), len(host.openai_tools()))
 # %% [markdown] lang="es"
 # Los nombres piden cuidado. Un nombre de herramienta MCP puede tener hasta 128 caracteres y
 # llevar `.` y `/` (`notes.search`, `github/create_issue`); las API de modelos aceptan
-# `^[a-zA-Z0-9_-]{1,64}$`. El host tiene que renombrar y tiene que poder **volver**: cuando el
-# modelo llama a `notes_search`, ¿a qué herramienta MCP se refería? `ToolNames` guarda las dos
-# direcciones. Los nombres que quedan iguales al limpiarlos reciben un sufijo; un nombre
-# demasiado largo conserva su comienzo y un resumen corto (digest) del nombre completo.
+# `^[a-zA-Z0-9_-]{1,64}$`. El host tiene que renombrar y tiene que poder **deshacer el cambio**:
+# cuando el modelo llama a `notes_search`, ¿a qué herramienta MCP se refería? `ToolNames` guarda
+# las dos direcciones. Los nombres que quedan iguales al limpiarlos reciben un sufijo; un nombre
+# demasiado largo conserva su comienzo y una huella corta (hash) del nombre completo.
 
 # %%
 names = toolformats.ToolNames(["notes.search", "notes_search", "fs/read",
@@ -198,7 +198,7 @@ print(toolformats.anthropic_tools([
 # contenido del mensaje del asistente, `{"type": "tool_use", "id", "name", "input"}`, con la
 # entrada (`input`) ya como objeto. Las llamadas al estilo de OpenAI están en
 # `message.tool_calls`, y sus `arguments` son una **cadena de JSON que escribió el modelo**:
-# puede no analizarse, y el host debe decírselo al modelo en lugar de caerse.
+# puede que ni siquiera sea JSON válido, y el host debe decírselo al modelo en lugar de caerse.
 
 # %%
 print(toolformats.anthropic_tool_calls([
@@ -351,10 +351,10 @@ for tool in host.tools():
 
 # %% [markdown] lang="es"
 # 4. **Auditar** cada llamada. Pase lo que pase con una llamada, recibe una entrada en el
-#    registro del host, en orden: qué turno, qué herramienta, qué argumentos y el resultado
-#    (`ok`, `tool-error`, `protocol-error`, o uno de los rechazos: `unknown`, `invalid`,
-#    `declined`, `quarantined`). Los rechazos son los que más importan: ahí es donde algo salió
-#    mal.
+#    registro del host, en orden: qué turno, qué herramienta, qué argumentos y el outcome (lo
+#    que se anota): `ok`, `tool-error`, `protocol-error` o uno de los rechazos (`unknown`,
+#    `invalid`, `declined`, `quarantined`). Los rechazos son los que más importan: ahí es donde
+#    algo salió mal.
 #
 # Y cada llamada recibe una respuesta. Un modelo que pidió algo y no oyó nada lo volvería a
 # pedir, así que un rechazo vuelve al modelo como un resultado de error que dice por qué.

@@ -538,8 +538,8 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                     "saca el id de la tabla de pendientes; si nadie esperaba, descarta el "
                     "mensaje y sigue leyendo (el hilo lector no debe morir)")),
         case(_("three requests answered newest first: each caller gets its own",
-               "tres solicitudes respondidas empezando por la más reciente: cada una "
-               "recibe la suya"),
+               "tres solicitudes respondidas empezando por la más reciente: cada hilo que "
+               "llama recibe la suya"),
              scenario(s, lambda x: held_calls(x, 3)),
              [{"held": {"n": 0}}, {"held": {"n": 1}}, {"held": {"n": 2}}, {"released": 3}],
              hint=_("match a response to its request by id (the pending table), never by "
@@ -664,7 +664,7 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
              hint=_("wait on the future with its timeout (future.result(timeout)); "
                     "concurrent.futures' TimeoutError is the built-in one",
                     "espera el future con su tiempo de espera (future.result(timeout)); el "
-                    "TimeoutError de concurrent.futures es el de Python")),
+                    "TimeoutError de concurrent.futures es el TimeoutError integrado de Python")),
         case(_("the timeout sends notifications/cancelled with the request's id",
                "al agotarse el tiempo de espera, se envía notifications/cancelled con el id "
                "de la solicitud"),
@@ -774,11 +774,11 @@ def check_end_of_stream(make_session: Callable[..., Any]) -> None:
                     "close() cierra la stdin del servidor (termina con el EOF) y luego espera "
                     "(join) al hilo lector, que acaba cuando acaba stdout")),
         case(_("close() waits for the reader thread (join) before it returns",
-               "close() espera al hilo lector (join) antes de volver"),
+               "close() espera al hilo lector (join) antes de retornar"),
              _joined(s), [{"echo": {}}, None, None, 0, True],
              hint=_("close() returned while the reader thread was still running: join it "
                     "(self.reader.join(timeout)) after closing stdin",
-                    "close() volvió con el hilo lector aún en marcha: haz join "
+                    "close() retornó con el hilo lector aún en marcha: haz join "
                     "(self.reader.join(timeout)) tras cerrar stdin")),
         case(_("close() after the server died", "close() después de que muriera el servidor"),
              _leftovers(s, lambda x: _call(x, "die")), [closed, None, 0, True],
@@ -947,7 +947,7 @@ def _trial(make: Callable[..., Any], ops: list[tuple], check_join: bool = False)
         steps.append(Step("close()", closed))
         if check_join:
             steps.append(Step(_("threads still running the moment close() returned",
-                                "hilos aún en marcha justo cuando close() volvió"), running))
+                                "hilos aún en marcha justo cuando close() retornó"), running))
         steps.append(Step(_("threads left after close()", "hilos que quedan tras close()"),
                           threads))
         steps.append(Step(_("the server exited after close()",

@@ -837,8 +837,8 @@ class Rig:
             if not threads and not kids:
                 break
             time.sleep(0.01)
-        return {_("close() returned", "close() devolvió"): closed,
-                _("threads alive when close() returned", "hilos vivos al volver close()"):
+        return {_("close() returned", "close() retornó"): closed,
+                _("threads alive when close() returned", "hilos vivos al retornar close()"):
                     alive,
                 _("threads left", "hilos que quedan"): len(threads),
                 _("child processes left", "procesos hijo que quedan"): len(kids)}
@@ -871,7 +871,8 @@ def rigged(make: Callable[..., Any], body: Callable[[Rig], dict[str, Any]],
             try:
                 rig = Rig(make, command, block_after, own_sleep)
             except _SetupFailed as exc:
-                return {_("Supervisor(...) raised", "Supervisor(...) lanzó"): exc.what}
+                return {_("Supervisor(...) raised",
+                           "Supervisor(...) lanzó una excepción"): exc.what}
             value = body(rig)
             return {**value, **rig.close()}
         finally:
@@ -904,11 +905,11 @@ def _kill_and_return(rig: Rig, kills: int, tick_before: set[int] = frozenset(),
         pid = new
     return {_L("start() returned", "start() devolvió"): seen(started),
             _L("a server came up", "un servidor arrancó"): first is not None,
-            _L("restarted after each kill", "rearrancado tras cada muerte"): restarted,
+            _L("restarted after each kill", "reiniciado tras cada muerte"): restarted,
             _L("backoff calls", "llamadas al retroceso"): list(rig.backoff.calls),
             _L("slept the backoff's delays", "durmió los tiempos del retroceso"):
                 rig.sleeps == rig.backoff.delays,
-            _L("self.pid while waiting to restart", "self.pid mientras espera para rearrancar"):
+            _L("self.pid while waiting to restart", "self.pid mientras espera el reinicio"):
                 rig.pids_asleep,
             _L("notices (failures, message names server and count)",
                "avisos (fallos, el mensaje nombra servidor y número)"): list(rig.notices)}
@@ -918,15 +919,15 @@ def _labels(values: list[Any], *names: tuple[str, str]) -> dict[str, Any]:
     return {_L(en, es): v for (en, es), v in zip(names, values, strict=True)}
 
 
-_OK_END = (("close() returned", "close() devolvió"),
-           ("threads alive when close() returned", "hilos vivos al volver close()"),
+_OK_END = (("close() returned", "close() retornó"),
+           ("threads alive when close() returned", "hilos vivos al retornar close()"),
            ("threads left", "hilos que quedan"),
            ("child processes left", "procesos hijo que quedan"))
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
-          ("restarted after each kill", "rearrancado tras cada muerte"),
+          ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),
           ("slept the backoff's delays", "durmió los tiempos del retroceso"),
-          ("self.pid while waiting to restart", "self.pid mientras espera para rearrancar"),
+          ("self.pid while waiting to restart", "self.pid mientras espera el reinicio"),
           ("notices (failures, message names server and count)",
            "avisos (fallos, el mensaje nombra servidor y número)"))
 _NEVER = (("start() returned", "start() devolvió"),
@@ -984,7 +985,8 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "backoff.success() antes de contar el fallo; un arranque correcto por sí "
                     "solo no prueba nada (puede volver a caerse en el acto)")),
         case(_("up exactly stable_after seconds is stable",
-               "en marcha exactamente stable_after segundos es estable"),
+               "un servidor en marcha exactamente stable_after segundos cuenta como "
+               "estable"),
              rigged(make, lambda rig: _kill_and_return(rig, 2, {1}, tick=10.0)),
              kills(True, True, [True, True], ["failure", "success", "failure"], True,
                    [None] * 2, []),
@@ -1008,7 +1010,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
              hint=_("a process that started but does not answer is a failed start: stop() it "
                     "(or it runs on, a process nobody watches)",
                     "un proceso que arrancó pero no responde es un arranque fallido: "
-                    "párale con stop() (o sigue en marcha, un proceso que nadie vigila)")),
+                    "detenlo con stop() (o sigue en marcha, un proceso que nadie vigila)")),
         case(_("a program that does not exist is a failed start, not a crash",
                "un programa que no existe es un arranque fallido, no una caída"),
              rigged(make, _missing, "missing", block_after=3),
@@ -1018,7 +1020,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "spawn() lanza OSError (FileNotFoundError) si falta el programa: cuéntalo "
                     "como un arranque fallido, para que el hilo siga")),
         case(_("without a sleep given, close() cuts a 30 s wait short",
-               "sin un sleep dado, close() corta una espera de 30 s"),
+               "si no se pasa un sleep, close() corta una espera de 30 s"),
              # a missing program: a thread left sleeping starts no process when it wakes
              rigged(make, _waits_long, "missing", own_sleep=True),
              _labels([False, True, *ok_end], ("start() returned", "start() devolvió"),

@@ -637,8 +637,8 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                     "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = JSON compacto, "
                     "claves ordenadas, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
                     "'p': payload}")),
-        case(_("a state from a real mcpkit server opens", "abre un estado de un servidor mcpkit "
-               "real"),
+        case(_("a state from a real mcpkit server opens",
+               "se abre un estado emitido por un servidor mcpkit real"),
              lambda: _refused(lambda: sorted(open_state(
                  _SECRET, "tools/call", *_real_server_state(), time.time()))),
              ["answers", "asked", "state"],
@@ -813,8 +813,8 @@ def _state_hint(x: StateCase, expected: Step | None, got: Step | None) -> str | 
     if "now +" in label and expected is not None and expected.seen != _REFUSED:
         return _("this one must open: same request (only _meta or round-trip fields differ), "
                  "not yet expired", "este debe abrirse: la misma solicitud (solo difieren "
-                 "_meta o los campos de cada ronda (`inputResponses`, `requestState`)) y aún "
-                 "sin caducar")
+                 "`_meta` o los campos propios de cada ronda, `inputResponses` y "
+                 "`requestState`) y aún sin caducar")
     if expected is not None and expected.seen == _REFUSED:
         return _("this one must be refused with InvalidParams (-32602)",
                  "este debe rechazarse con InvalidParams (-32602)")

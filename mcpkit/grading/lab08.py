@@ -745,7 +745,7 @@ def check_notes_front(make_app: Callable) -> None:
           "el bucle de eventos sigue libre mientras el servidor trabaja"),
         lambda: _loop_free(make_app), {"status": 200, "loop ran during the call": True},
         given=_("POST tools/call of a tool that takes 0.5 s, with another task on the loop",
-                "POST tools/call de una herramienta que tarda 0,5 s, con otra tarea en el "
+                "POST tools/call de una herramienta que tarda 0.5 s, con otra tarea en el "
                 "bucle"),
         hint=_("await answer(server, message): it runs the server on a thread; calling "
                "exchange() directly blocks every other request for as long as the tool takes",

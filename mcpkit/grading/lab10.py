@@ -159,7 +159,8 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
                    "un nombre ya usado recibe _2, luego _3...: el mapa debe ser reversible"),
         names_case("a name longer than 64", "un nombre de más de 64", [_LONG + ".y"],
                    "cut to 55 characters, then _ and the first 8 hex digits of its sha1",
-                   "córtalo a 55 caracteres y añade _ y los 8 primeros dígitos hex de su sha1"),
+                   "córtalo a 55 caracteres y añade _ y los 8 primeros dígitos hexadecimales "
+                   "de su sha1"),
         names_case("a name ending in a newline", "un nombre que acaba en salto de línea",
                    ["notes_search\n", "tool\n"],
                    "the whole name must match: with re.match, '$' also matches before a final "
@@ -169,7 +170,7 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
         names_case("two long names that differ only in '.' and '/'", "dos nombres largos que "
                    "solo difieren en '.' y '/'", [_LONG + ".y", _LONG + "/y"],
                    "the sha1 is of the MCP name itself, not of the cleaned one",
-                   "el sha1 es del nombre MCP mismo, no del limpio"),
+                   "el sha1 se calcula sobre el nombre MCP original, no sobre el ya limpiado"),
         names_case("a clash on a 64-character name", "un choque en un nombre de 64 caracteres",
                    ["a.b" + "x" * 61, "a/b" + "x" * 61, "a_b" + "x" * 61],
                    "cut the name so that the name plus '_2' fits in 64 characters",
@@ -186,7 +187,8 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
                    "the title",
                    "sin esquema de objeto: {'type': 'object', 'properties': {}}; sin "
                    "description: el title"),
-        shape_case("a tool that must run as a task", "una herramienta que debe ir como tarea",
+        shape_case("a tool that must run as a task",
+                   "una herramienta que debe ejecutarse como tarea",
                    "openai_tools", [search, {"name": "slow", "execution": {
                        "taskSupport": "required"}}],
                    "leave out tools with execution.taskSupport == 'required'",
@@ -338,7 +340,8 @@ def check_calls_and_results(call_params: Callable, openai_call_params: Callable,
                     given=want.label, hint=_(hint_en, hint_es))
 
     results = [
-        one("a tool_use block to tools/call params", "un bloque tool_use a params de tools/call",
+        one("a tool_use block to tools/call params",
+            "de un bloque tool_use a los params de tools/call",
             "call_params", [{"type": "tool_use", "id": "t1", "name": "notes_search",
                              "input": {"query": "mcp"}}],
             "({'name': <the MCP name>, 'arguments': input}, None)",
