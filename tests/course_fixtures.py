@@ -162,3 +162,74 @@ def notebook(fixture: Fixture, lang: str) -> nbformat.NotebookNode:
                 cell.source = re.sub(r'set_language\("\w+"\)', f'set_language("{lang_option}")',
                                      cell.source)
     return nb
+
+
+# --------------------------------------------------------------------------- running them
+
+SOLVED = {"status": "passed", "passed": None, "total": None, "report": "", "problems": []}
+
+
+def run_parts(nb, lab: str, lang: str, seed=None, scale=1, solved_pass: bool = False
+              ) -> list[dict]:
+    """Every graded part of ``nb``, through the class grader's own job runner, in this
+    process (the notebook's seed unless told): what the sandbox would answer.
+
+    ``solved_pass``: a part whose exercise cells are all the solution's, at the notebook's
+    seed, is not run again: the solution passes there (the nbval run of every lab filled with
+    its solution, both languages, proves it), and the same code, seed and checks give the
+    same verdict. A wrong answer then costs only the parts its own edits reach."""
+    from mcpkit import grading
+    from mcpkit.course import grade as course_grade
+    from mcpkit.course import isolate
+    from mcpkit.grading import core
+
+    pristine = nbformat.read(ROOT / "labs" / lang / f"{lab}.ipynb", as_version=4)
+    solution = {c.id: c.source for c in nbformat.read(
+        ROOT / "solutions" / lang / f"{lab}.ipynb", as_version=4).cells
+        if "exercise" in tags(c)}
+
+    def solved(job: dict) -> bool:
+        return (solved_pass and seed is None and scale == 1
+                and all(solution.get(cell) == code for cell, code in job["exercises"]))
+
+    try:
+        return [SOLVED if solved(job) else isolate.run_job(job)
+                for job in course_grade.part_jobs(nb, pristine, lab, lang, seed, scale)]
+    finally:
+        core.configure()
+        grading.set_language("en")
+
+
+def wrong_answer_parts(path: str, lang: str) -> list[dict]:
+    """What the class grader's job runner answers for a wrong-answer fixture (the notebook's
+    seed), its unchanged parts taken as passed (see :func:`run_parts`)."""
+    fixture = load(Path(path))
+    return run_parts(notebook(fixture, lang), fixture.lab, lang, solved_pass=True)
+
+
+def solution_parts(lab: str, seed: int) -> list[dict]:
+    nb = nbformat.read(ROOT / "solutions" / "en" / f"{lab}.ipynb", as_version=4)
+    return run_parts(nb, lab, "en", seed=seed)
+
+
+def in_workers(function, calls: list[tuple], workers: int | None = None) -> list:
+    """``function(*call)`` for every call, in a few worker processes of their own (started
+    fresh, not forked from pytest): checks spend much of their time waiting on real server
+    processes and time limits, so several at once finish sooner on any number of cores. A
+    call that raised gives its exception in its place."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = workers or (os.cpu_count() or 1) + 1
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(calls) or 1),
+                             mp_context=context) as pool:
+        futures = [pool.submit(function, *call) for call in calls]
+        results = []
+        for future in futures:
+            try:
+                results.append(future.result(timeout=1800))
+            except Exception as exc:  # noqa: BLE001 - reported by the test that reads it
+                results.append(exc)
+        return results

@@ -502,10 +502,9 @@ def test_kernel_trouble_is_told_apart_from_a_learners_endless_loop():
 
 # --------------------------------------------------------------------------- wrong answers
 
-from course_fixtures import notebook as fixture_notebook  # noqa: E402
+import course_fixtures  # noqa: E402
 from course_fixtures import wrong_fixtures  # noqa: E402
 
-from mcpkit.course import isolate  # noqa: E402
 from mcpkit.grading import core, sandbox  # noqa: E402
 
 LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server",
@@ -514,21 +513,41 @@ LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server",
 
 
 def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:
-    """Every graded part of ``nb``, through the class grader's own job runner, in this
-    process (the notebook's seed unless told): what the sandbox would answer."""
-    pristine = read(ROOT / "labs" / lang / f"{lab}.ipynb")
-    try:
-        return [isolate.run_job(job)
-                for job in course_grade.part_jobs(nb, pristine, lab, lang, seed, scale)]
-    finally:
-        core.configure()
-        grading.set_language("en")
+    return course_fixtures.run_parts(nb, lab, lang, seed, scale)
+
+
+def _selected(request, test: str, *names: str) -> list[tuple]:
+    """The parameters of the selected tests called ``test`` (so that ``-k`` runs only what
+    it selects)."""
+    return sorted({tuple(str(getattr(item.callspec.params[n], "path", item.callspec.params[n]))
+                         for n in names)
+                   for item in request.session.items
+                   if getattr(item, "originalname", "") == test and hasattr(item, "callspec")})
+
+
+@pytest.fixture(scope="module")
+def wrong_answer_results(request) -> dict:
+    calls = _selected(request, "test_a_wrong_answer_fails_where_and_how_it_should",
+                      "fixture", "lang")
+    return dict(zip(calls, course_fixtures.in_workers(course_fixtures.wrong_answer_parts,
+                                                      calls), strict=True))
+
+
+@pytest.fixture(scope="module")
+def many_seeds_results(request) -> dict:
+    labs = [lab for (lab,) in _selected(
+        request, "test_solutions_pass_the_generated_cases_of_many_seeds", "lab")]
+    calls = [(lab, seed) for lab in labs for seed in range(12)]
+    return dict(zip(calls, course_fixtures.in_workers(course_fixtures.solution_parts, calls),
+                    strict=True))
 
 
 @pytest.mark.parametrize("lang", src.LANGS)
 @pytest.mark.parametrize("fixture", wrong_fixtures(), ids=lambda f: f.name)
-def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang):
-    parts = run_parts(fixture_notebook(fixture, lang), fixture.lab, lang)
+def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang, wrong_answer_results):
+    parts = wrong_answer_results[(str(fixture.path), lang)]
+    if isinstance(parts, BaseException):
+        raise parts
     failing = [n for n, part in enumerate(parts, 1) if part["status"] != "passed"]
     assert failing == fixture.graded_fails, [(p["status"], p["problems"], p["report"])
                                              for p in parts]
@@ -542,15 +561,16 @@ def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang):
 def test_every_lab_has_many_kinds_of_wrong_answer():
     for lab in LAB_STEMS:
         fixtures = wrong_fixtures(lab)
-        assert len(fixtures) >= 8, lab
+        assert len(fixtures) >= 15, lab
         assert len({tuple(f.expect["en"]) for f in fixtures}) == len(fixtures), lab
 
 
 @pytest.mark.parametrize("lab", LAB_STEMS)
-def test_solutions_pass_the_generated_cases_of_many_seeds(lab):
-    nb = read(ROOT / "solutions" / "en" / f"{lab}.ipynb")
+def test_solutions_pass_the_generated_cases_of_many_seeds(lab, many_seeds_results):
     for seed in range(12):
-        parts = run_parts(nb, lab, "en", seed=seed)
+        parts = many_seeds_results[(lab, seed)]
+        if isinstance(parts, BaseException):
+            raise parts
         assert [p["status"] for p in parts] == ["passed"] * len(parts), (seed, parts)
 
 
