@@ -837,3 +837,17 @@ def test_an_object_that_claims_to_equal_everything_gains_nothing():
     assert not grading.case("str", lambda: Liar("request"), "result").ok
     assert not grading.case("list", lambda: [Liar("a")], ["b"]).ok
     assert grading.case("fine", lambda: Liar("request"), "request").ok
+
+
+def test_building_a_notebook_leaves_no_kernel_behind(tmp_path):
+    import asyncio
+    import time
+
+    before = core.child_processes()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    asyncio.run(course_build._execute(nb, tmp_path, "tiny"))
+    assert nb.cells[0].outputs[0]["text"] == "42\n"
+    deadline = time.monotonic() + 10
+    while core.child_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert core.child_processes() - before == set()

@@ -74,7 +74,7 @@
 # con él sobre entradas generadas.
 #
 # **Procesos reales.** La parte 4 arranca de verdad el servidor de prueba del laboratorio, lo
-# mata con SIGKILL y mira cómo lo devuelve tu supervisor. Nada duerme de verdad: las
+# mata con SIGKILL y mira cómo lo vuelve a arrancar tu supervisor. Nada duerme de verdad: las
 # comprobaciones le dan a tu supervisor un `sleep` que solo anota el tiempo y un reloj que
 # mueven a mano.
 
@@ -467,7 +467,7 @@ grading.check_backoff(Backoff)
 # checks give you their own, which records the calls (part 3 is graded apart).
 
 # %% [markdown] lang="es"
-# ## Parte 4 · Un supervisor que devuelve a la vida un servidor muerto
+# ## Parte 4 · Un supervisor que vuelve a arrancar un servidor muerto
 #
 # `Supervisor(name, command, backoff, sleep=None, notify=print, clock=time.monotonic,
 # stable_after=10.0)` mantiene un servidor en marcha. La celda de preparación te da

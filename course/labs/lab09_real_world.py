@@ -61,8 +61,8 @@
 # separado en un proceso de Python nuevo, con más casos generados de los que prueban aquí las
 # celdas calificadas y con una semilla que no ves. Deja en las celdas de ejercicio todas las
 # definiciones que necesitan, y no toques `grading`: el código que manipula el calificador
-# obtiene cero. Tu harness no puede usar el cliente, la sesión ni el host de mcpkit (son lo
-# que pide la parte 1), y tu port solo puede importar el SDK y módulos de datos sencillos: ni
+# obtiene cero. Tu harness no puede usar el cliente, la sesión ni el host de mcpkit (el harness
+# es justo lo que pide la parte 1), y tu port solo puede importar el SDK y módulos de datos sencillos: ni
 # mcpkit ni otro proceso.
 #
 # **Qué necesitas.** El SDK oficial (`mcp`, lo instala `./course.sh setup`) para la parte 2;

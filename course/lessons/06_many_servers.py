@@ -42,7 +42,7 @@
 # 4. seguir una llamada por la **tabla de enrutamiento**;
 # 5. ver cómo una notificación `list_changed` **vuelve a fusionar** el espacio de nombres y
 #    renombra la herramienta de otro servidor;
-# 6. matar un servidor una y otra vez y ver cómo el host lo devuelve con un **retroceso
+# 6. matar un servidor una y otra vez y ver cómo el host lo vuelve a arrancar con un **retroceso
 #    (backoff) exponencial** (con un tope de 30 s y variación aleatoria) y **avisa al usuario**
 #    tras tres fallos consecutivos;
 # 7. elegir entre reiniciar en silencio y mostrar el fallo;
@@ -447,8 +447,8 @@ except UnknownName as exc:
 #
 # Las herramientas de un servidor pueden cambiar mientras se ejecuta. Entonces envía
 # `notifications/tools/list_changed`; el cliente vuelve a pedir `tools/list`, y el host **vuelve
-# a fusionarlo todo, desde cero**, en el orden de la configuración, y la sustituye, de una vez,
-# por la vista nueva (una llamada en curso nunca ve media fusión). Desde cero, porque la
+# a fusionarlo todo, desde cero**, en el orden de la configuración, y sustituye de una vez la
+# vista anterior por la nueva (una llamada en curso nunca ve media fusión). Desde cero, porque la
 # herramienta nueva de un servidor puede renombrar la de otro. Pídele a `web` que añada una
 # `search` propia:
 

@@ -172,9 +172,10 @@ async def _execute(nb: nbformat.NotebookNode, cwd: Path, name: str) -> None:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
+    km = _current_env_kernel()
     client = NotebookClient(
         nb,
-        km=_current_env_kernel(),
+        km=km,
         timeout=CELL_TIMEOUT,
         kernel_name="python3",
         resources={"metadata": {"path": str(cwd)}},
@@ -186,6 +187,11 @@ async def _execute(nb: nbformat.NotebookNode, cwd: Path, name: str) -> None:
         await client.async_execute()
     except CellExecutionError as exc:
         raise BuildError(f"{name}: a cell failed while building\n{exc}") from None
+    finally:
+        # nbclient shuts down only the kernels it made itself: this one is ours to end (a
+        # build inside a long process, the suite's, otherwise keeps every kernel it started).
+        if km.has_kernel:
+            await km.shutdown_kernel(now=True)
 
 
 @dataclass
