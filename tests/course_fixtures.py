@@ -221,7 +221,7 @@ def in_workers(function, calls: list[tuple], workers: int | None = None) -> list
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    workers = workers or 2 * (os.cpu_count() or 1) + 1
+    workers = workers or (os.cpu_count() or 1) + 1
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(calls) or 1),
                              mp_context=context) as pool:
