@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +20,7 @@ from .core import (
     differential,
     drop_each,
     predicate,
+    references_for,
     run_checks,
     seen,
     shared_state,
@@ -83,25 +83,6 @@ def _chunks_text(cls: type, chunks: Sequence[bytes], **kwargs: Any) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         return f"{getattr(cls, '__name__', 'Decoder')}({args}) ; {calls}"
     return calls
-
-
-@contextmanager
-def _reference_parse(cls: type) -> Iterator[None]:
-    """While parts 3 and 4 are checked, the ``parse_message`` the learner's decoder calls is
-    mcpkit's: a bug in part 2 costs part 2, not the two decoders built on it."""
-    feed = getattr(cls, "feed", None)
-    names = getattr(feed, "__globals__", None)
-    if not isinstance(names, dict) or not callable(names.get("parse_message")):
-        yield
-        return
-    from ..framing import _parse
-
-    own = names["parse_message"]
-    names["parse_message"] = _parse
-    try:
-        yield
-    finally:
-        names["parse_message"] = own
 
 
 def _byte_by_byte(data: bytes) -> list[bytes]:
@@ -227,7 +208,9 @@ def check_parse_message(parse_message: Callable) -> None:
 def check_ndjson_decoder(cls: type) -> None:
     """Lab 01, part 3: an incremental newline-delimited JSON decoder (on mcpkit's
     parse_message, so that part 2's bugs stay in part 2)."""
-    with _reference_parse(cls):
+    from ..framing import _parse
+
+    with references_for(getattr(cls, "feed", None), parse_message=_parse):
         _check_ndjson_decoder(cls)
 
 
@@ -321,7 +304,9 @@ def _cl(body: bytes, *headers: bytes) -> bytes:
 def check_content_length_decoder(cls: type) -> None:
     """Lab 01, part 4: an incremental Content-Length (LSP-style) decoder (on mcpkit's
     parse_message, so that part 2's bugs stay in part 2)."""
-    with _reference_parse(cls):
+    from ..framing import _parse
+
+    with references_for(getattr(cls, "feed", None), parse_message=_parse):
         _check_content_length_decoder(cls)
 
 

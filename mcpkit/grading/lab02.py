@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from .core import (
@@ -18,6 +17,7 @@ from .core import (
     case,
     differential,
     error_shape,
+    references_for,
     run_checks,
 )
 
@@ -110,28 +110,12 @@ def check_classify(classify: Callable) -> None:
     run_checks(results)
 
 
-@contextmanager
-def _reference_classify(fn: Callable) -> Iterator[None]:
-    """While part 2 is checked, the ``classify`` the learner's error_for calls is mcpkit's:
-    a bug in part 1 costs part 1, not part 2 as well."""
-    names = getattr(fn, "__globals__", None)
-    if not isinstance(names, dict) or not callable(names.get("classify")):
-        yield
-        return
-    from ..jsonrpc import classify
-
-    own = names["classify"]
-    names["classify"] = classify
-    try:
-        yield
-    finally:
-        names["classify"] = own
-
-
 def check_error_for(error_for: Callable) -> None:
     """Lab 02, part 2: from one raw line to the error response it deserves (or None), on
     mcpkit's classify (so that part 1's bugs stay in part 1)."""
-    with _reference_classify(error_for):
+    from ..jsonrpc import classify
+
+    with references_for(error_for, classify=classify):
         _check_error_for(error_for)
 
 

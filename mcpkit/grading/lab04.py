@@ -6,7 +6,6 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,6 +17,7 @@ from .core import (
     case,
     differential,
     drop_each,
+    references_for,
     run_checks,
 )
 
@@ -529,29 +529,12 @@ def check_note_resources(add_resources: Callable) -> None:
     run_checks(results)
 
 
-@contextmanager
-def _reference_parts(make_notes_server: Callable) -> Iterator[None]:
-    """While part 3 is checked, the ``add_tools`` and ``add_resources`` the learner's
-    make_notes_server calls are the reference's: a bug in part 1 or 2 costs that part, not
-    part 3 as well (which checks the server they are put together into)."""
-    names = getattr(make_notes_server, "__globals__", None)
-    swaps = {"add_tools": reference_add_tools, "add_resources": reference_add_resources}
-    if not isinstance(names, dict):
-        yield
-        return
-    own = {k: names[k] for k in swaps if callable(names.get(k))}
-    names.update({k: swaps[k] for k in own})
-    try:
-        yield
-    finally:
-        names.update(own)
-
-
 def check_notes_server(make_notes_server: Callable) -> None:
     """Lab 04, part 3: the whole notes server in a session: handshake, capabilities and
     resource subscriptions (on the reference's tools and resources, so that parts 1 and 2
     keep their own bugs)."""
-    with _reference_parts(make_notes_server):
+    with references_for(make_notes_server, add_tools=reference_add_tools,
+                        add_resources=reference_add_resources):
         _check_notes_server(make_notes_server)
 
 
