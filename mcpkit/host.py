@@ -301,8 +301,8 @@ def _template_regex(template: str) -> re.Pattern[str]:
         elif part[1:2] in ("?", "&"):
             out.append(r"(?:[?&].*)?")
         else:
-            out.append("[^/?#]+")
-    return re.compile("^" + "".join(out) + "$")
+            out.append("[^/?#\\x00-\\x1f\\x7f-\\x9f]+")  # one segment, no control chars
+    return re.compile("\\A" + "".join(out) + "\\Z")  # not "$": it also matches before a final "\n"
 
 
 @dataclass(frozen=True)

@@ -487,3 +487,12 @@ def test_subscriptions_are_made_again_after_a_restart():
         time.sleep(0.1)
         assert len(updates) == 2
 
+
+
+def test_a_template_route_matches_the_whole_uri_not_up_to_a_final_newline() -> None:
+    from mcpkit.host import _template_regex
+
+    regex = _template_regex("notes://{id}")
+    assert regex.match("notes://7")
+    assert regex.match("notes://7\n") is None
+    assert _template_regex("files://{+path}").match("files://a/b\n") is None
