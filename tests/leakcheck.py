@@ -18,9 +18,21 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def fd_targets() -> dict[str, str]:
+    """What each open descriptor is (a pipe, a socket, an event fd...), for the message."""
+    targets = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            targets[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed meanwhile, or the listing's own descriptor
+            pass
+    return targets
+
+
 @pytest.fixture(autouse=True)
 def no_leaks():
     threads, kids, fds = set(threading.enumerate()), children(), open_fds()
+    before = fd_targets()
     yield
     # A bound, not a timing: a child that was told to exit may need seconds to be gone on a
     # loaded machine (a 1 s grace failed 85 client and host tests at load 15-20); a clean
@@ -34,4 +46,5 @@ def no_leaks():
         time.sleep(0.02)
     assert not extra_threads, f"threads left running: {extra_threads}"
     assert not extra_kids, f"child processes left (zombies count): {extra_kids}"
-    assert open_fds() <= fds, "file descriptors left open"
+    new = {fd: what for fd, what in fd_targets().items() if before.get(fd) != what}
+    assert open_fds() <= fds, f"file descriptors left open: {new}"

@@ -192,6 +192,11 @@ async def _execute(nb: nbformat.NotebookNode, cwd: Path, name: str) -> None:
         # build inside a long process, the suite's, otherwise keeps every kernel it started).
         if km.has_kernel:
             await km.shutdown_kernel(now=True)
+        # Nor does it close the client's channels to a kernel it did not start: their sockets,
+        # and zmq's own threads, would go on reconnecting to the dead kernel's ports.
+        if client.kc is not None:
+            client.kc.stop_channels()
+        km.context.destroy(linger=0)
 
 
 @dataclass
