@@ -654,6 +654,47 @@ def test_other_hosts_and_origins_can_be_allowed() -> None:
                     ).status_code == 403
 
 
+
+def _raw_post(port: int, path: str, header_lines: list[tuple[str, str]],
+              payload: bytes) -> tuple[int, dict]:
+    """One POST with exactly these header lines (repeats kept, as httpx would merge them)."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in header_lines)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\n{head}Content-Length: {len(payload)}\r\n"
+                     f"Connection: close\r\n\r\n".encode() + payload)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    return status, json.loads(answer.split(b"\r\n\r\n", 1)[1] or b"null")
+
+
+@pytest.mark.parametrize("allowed_hosts", [None, ["*"]])
+def test_a_header_that_may_appear_once_is_refused_when_repeated(allowed_hosts) -> None:
+    """RFC 9112 §3.2: two Host lines get 400, even when both name an allowed host and when
+    any host is allowed; so does every other single header (MCP's own included), and the
+    server goes on serving."""
+    with HttpServerThread(lab, allowed_hosts=allowed_hosts) as http:
+        body, headers = modern("tools/list")
+        payload = json.dumps(body).encode()
+        host = ("host", f"127.0.0.1:{http.port}")
+        lines = [host, *headers.items()]
+        assert _raw_post(http.port, http.app.path, lines, payload)[0] == 200
+        for name, value in [host, *headers.items(), ("origin", "http://localhost"),
+                            ("authorization", "Bearer x")]:
+            if name.lower() == "accept":
+                continue  # a list header: repeating it is allowed
+            times = 1 if any(name == present for present, _ in lines) else 2
+            status, answer = _raw_post(http.port, http.app.path,
+                                       [*lines, *[(name, value)] * times], payload)
+            assert status == 400, (name, status, answer)
+            assert answer["error"]["code"] == -32600
+            assert name.title() in answer["error"]["message"], answer
+            assert "only once" in answer["error"]["message"]
+        twice = [*lines, ("accept", "application/json")]
+        assert _raw_post(http.port, http.app.path, twice, payload)[0] == 200
+
+
 # -- several worker processes ---------------------------------------------------------
 
 

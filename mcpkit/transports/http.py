@@ -551,6 +551,7 @@ class McpHttpApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: AsgiSend) -> None:
         headers = RequestHeaders(scope["headers"])
+        headers.refuse_repeated()
         if self.auth is not None and scope["path"] in self.auth.metadata_paths:
             await self._resource_metadata(scope, send)  # public: before the checks
             return

@@ -45,22 +45,47 @@ class HttpError(Exception):
         self.headers = list(headers)
 
 
+#: Headers a request may carry once only. RFC 9110 §5.3: a field that is not a list may not
+#: be repeated; RFC 9112 §3.2: a request with more than one Host is answered 400. MCP's own
+#: headers name one session, one revision, one method and one value each.
+SINGLE_HEADERS = frozenset({
+    "host", "content-type", "content-length", "authorization", "origin", "last-event-id",
+    "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"})
+_SINGLE_PREFIXES = ("mcp-param-",)
+
+
 class RequestHeaders:
-    """A request's headers by lowercase name; repeated headers are joined with ", "."""
+    """A request's headers by lowercase name; repeated list headers are joined with ", ";
+    a repeated single header is noted in ``repeated`` (the request is then refused)."""
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         values: dict[str, str] = {}
+        repeated: list[str] = []
         for name, value in raw:
             # uvicorn gives names lowercased already. RFC 9110: optional whitespace around
             # a field value is not part of it.
             key = name.decode("latin-1").lower()
             text = value.decode("latin-1").strip(" \t")
-            # A repeated MCP header joins into "a, b", which then matches nothing in the body.
-            values[key] = f"{values[key]}, {text}" if key in values else text
+            if key in values:
+                if (key in SINGLE_HEADERS or key.startswith(_SINGLE_PREFIXES)) \
+                        and key not in repeated:
+                    repeated.append(key)
+                values[key] = f"{values[key]}, {text}"
+            else:
+                values[key] = text
         self._values = values
+        self.repeated = repeated
 
     def get(self, name: str) -> str | None:
         return self._values.get(name)
+
+    def refuse_repeated(self) -> None:
+        """Every request, the public ones too: a single header sent twice is a 400."""
+        if self.repeated:
+            names = ", ".join(name.title() for name in self.repeated)
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            f"Repeated header: {names} may appear only once in a request "
+                            "(RFC 9110 §5.3); send it once")
 
 
 @functools.lru_cache(maxsize=256)  # clients send the same few values on every request
