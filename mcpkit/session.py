@@ -534,7 +534,8 @@ class ClientSession:
         feature the server did not declare raises :class:`NotOffered` with no round trip."""
         needs = _CAPABILITY_FOR.get(method)
         if needs is not None and self.server_capabilities and \
-                needs not in self.server_capabilities:
+                needs not in self.server_capabilities and \
+                versions.defines_server_capability(self.protocol_version, needs):
             raise NotOffered(method, needs, self.name, self.server_capabilities)
         # tuple.__new__ builds the Call without the Python frames of Call(...) or
         # Call._make: this runs once per request, on the hot path.

@@ -34,6 +34,31 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
+#: The server capabilities each revision defines (ServerCapabilities in its schema). A
+#: capability a revision does not define gates nothing under it: 2024-11-05 has no
+#: ``completions``, yet its servers answer ``completion/complete``.
+SERVER_CAPABILITIES: dict[str, frozenset[str]] = {
+    "2024-11-05": frozenset({"experimental", "logging", "prompts", "resources", "tools"}),
+    "2025-03-26": frozenset({"completions", "experimental", "logging", "prompts", "resources",
+                             "tools"}),
+    "2025-06-18": frozenset({"completions", "experimental", "logging", "prompts", "resources",
+                             "tools"}),
+    "2025-11-25": frozenset({"completions", "experimental", "logging", "prompts", "resources",
+                             "tasks", "tools"}),
+    "2026-07-28": frozenset({"completions", "experimental", "extensions", "logging", "prompts",
+                             "resources", "tools"}),
+}
+
+
+def defines_server_capability(version: str | None, capability: str) -> bool:
+    """Whether ``version`` has the server capability ``capability``; a revision newer than
+    mcpkit knows keeps everything the latest one has."""
+    known = SERVER_CAPABILITIES.get(version or "")
+    if known is None:
+        known = SERVER_CAPABILITIES[LATEST_VERSION]
+    return capability in known
+
+
 LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 )

@@ -141,6 +141,37 @@ def test_server_everything_over_stdio(node: str) -> None:
             client.call_tool("toggle-subscriber-updates")
 
 
+def test_a_2024_11_05_server_everything(node: str) -> None:
+    """server-everything@2025.1.14 speaks only 2024-11-05, whose servers declare no
+    ``completions`` capability (the revision has none) yet answer ``completion/complete``:
+    each revision's own capability rules, and every feature of that peer, by its results."""
+    old = [node, str(INTEROP / "node_modules" / "server-everything-2025.1.14" / "dist"
+                     / "index.js")]
+    calls = Callbacks()
+    with everything_client(old, calls=calls) as client:
+        assert (client.era, client.protocol_version) == ("legacy", "2024-11-05")
+        assert "completions" not in client.server_capabilities
+        completion = client.complete({"type": "ref/prompt", "name": "complex_prompt"},
+                                     "temperature", "1")
+        assert completion["values"] == ["1.0"]
+        by_template = client.complete({"type": "ref/resource",
+                                       "uri": "test://static/resource/{id}"}, "id", "1")
+        assert "1" in by_template["values"]
+        assert "The sum of 2 and 3 is 5" in text(client.call_tool("add", {"a": 2, "b": 3}))
+        assert text(client.call_tool("echo", {"message": "hi"})) == "Echo: hi"
+        progress: list[dict] = []
+        client.call_tool("longRunningOperation", {"duration": 1, "steps": 2},
+                         on_progress=progress.append)
+        assert wait_until(lambda: len(progress) == 2)
+        sampled = client.call_tool("sampleLLM", {"prompt": "Say hi", "maxTokens": 5})
+        assert "scripted answer" in text(sampled) and calls.sampled
+        prompt = client.get_prompt("complex_prompt", {"temperature": "0.5", "style": "terse"})
+        assert "0.5" in json.dumps(prompt["messages"])
+        read = client.read_resource("test://static/resource/2")
+        assert read["contents"][0]["uri"] == "test://static/resource/2"
+        client.set_log_level("debug")
+
+
 @pytest.fixture
 def everything_http(node: str) -> Iterator[str]:
     port = _free_port()

@@ -297,3 +297,18 @@ def test_a_dead_session_fails_everything_waiting_and_every_new_request():
     assert isinstance(waiter.error, ConnectionClosed) and waiter.error.method == "tools/call"
     with pytest.raises(ConnectionClosed, match="exit code 3"):
         session.track(Waiter(session.call("ping")))
+
+
+def test_each_revisions_server_capabilities_are_those_of_its_schema() -> None:
+    """The table the client gates requests by is the spec's own, revision by revision."""
+    import json
+
+    from conftest import SPEC
+
+    from mcpkit import versions
+
+    for revision in (*versions.LEGACY_VERSIONS, *versions.MODERN_VERSIONS):
+        schema = json.loads((SPEC / revision / "schema.json").read_text())
+        definitions = schema.get("definitions") or schema["$defs"]
+        assert versions.SERVER_CAPABILITIES[revision] == \
+            set(definitions["ServerCapabilities"]["properties"]), revision
