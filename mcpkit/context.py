@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import jsonrpc, mrtr, versions
+from . import deprecations, jsonrpc, mrtr, versions
 
 if TYPE_CHECKING:
     from .tasks import Task
@@ -134,6 +134,7 @@ class Context:
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` if the client asked for this level."""
         if self.era == "modern":
+            deprecations.warn("logging", f"a handler of {self.method} called ctx.log")
             allowed = versions.log_level_allows(self.log_level, level)
         else:
             threshold = self.connection.log_level
@@ -164,7 +165,8 @@ class Context:
         Returns ``{key: result}``. Each method needs its client capability
         (:data:`mcpkit.mrtr.CAPABILITY_FOR_METHOD`).
         """
-        for method, _ in requests.values():
+        for method, params in requests.values():
+            _warn_if_deprecated(self.era, self.method, method, params)
             capability = mrtr.CAPABILITY_FOR_METHOD.get(method)
             if capability and not self.client_supports(capability):
                 raise mrtr.MissingClientCapability(capability)
@@ -244,3 +246,14 @@ class Context:
         return self._one("roots", key, "roots/list", {}).get("roots", [])
 
 
+_ASKED_FEATURE = {"sampling/createMessage": "sampling", "roots/list": "roots"}
+
+
+def _warn_if_deprecated(era: str, handler: str, method: str, params: dict[str, Any]) -> None:
+    feature = _ASKED_FEATURE.get(method)
+    if feature is not None and era == "modern":
+        deprecations.warn(feature, f"a handler of {handler} asked the client for {method}")
+    if method == "sampling/createMessage" and \
+            params.get("includeContext") in ("thisServer", "allServers"):
+        deprecations.warn("includeContext", f"a handler of {handler} asked for "
+                                            f"includeContext {params['includeContext']!r}")

@@ -66,6 +66,8 @@ from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
+from . import deprecations
+
 try:  # what Authlib's httpx integration runs on: httpx2 when installed, else httpx
     import httpx2 as _authlib_httpx
 except ImportError:  # pragma: no cover
@@ -488,6 +490,10 @@ class OAuth:
             raise OAuthError(f"{issuer} supports neither dynamic client registration nor "
                              "client ID metadata documents: pass client_id (and "
                              "client_secret) registered with it")
+        deprecations.warn("dynamic client registration",
+                          f"registering with {issuer}, which "
+                          + ("does not support Client ID Metadata Documents"
+                             if self.client_metadata_url else "was given no client_metadata_url"))
         method = next((m for m in ("none", "client_secret_basic", "client_secret_post")
                        if m in methods), "none")
         request = {"client_name": self.client_name, "redirect_uris": [self.redirect_uri],

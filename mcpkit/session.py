@@ -79,7 +79,7 @@ import logging
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from . import jsonrpc, versions
+from . import deprecations, jsonrpc, versions
 from .framing import (
     DEFAULT_MAX_MESSAGE_SIZE,
     FramingError,
@@ -696,6 +696,11 @@ class ClientSession:
         self.server_info = meta.get(META_SERVER_INFO) or discovered.get("serverInfo") or {}
         self.instructions = discovered.get("instructions")
         self._set_base_meta(version)
+        for feature, offered in (("sampling", self.sampling), ("roots", self.roots),
+                                 ("logging", self.log_level)):
+            if offered is not None:
+                deprecations.warn(feature, f"client {self.name} offers it to a "
+                                           f"{version} server")
 
     def _initialize(self, version: str | None, reprobe: bool = False) -> Procedure:
         requested = version or versions.LATEST_LEGACY_VERSION
@@ -849,6 +854,8 @@ class ClientSession:
         self.log_level = level
         if self.era == "modern":
             assert self.protocol_version is not None
+            if level is not None:
+                deprecations.warn("logging", f"client {self.name} asked for log messages")
             self._set_base_meta(self.protocol_version)
         elif level is not None:
             yield from self.request("logging/setLevel", {"level": level})
