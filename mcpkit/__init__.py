@@ -8,7 +8,7 @@ cycles of any kind). Read a lesson's layer without anything above it.
 .. layers (bottom up)
 
 ============  ==========================================================================
-protocol      logs versions deprecations jsonrpc framing dispatch params
+protocol      logs versions deprecations tracing jsonrpc framing dispatch params
 definitions   schema validation content mrtr tasks
 server core   context registry connection
 byte pumps    transports.stdio transports.process

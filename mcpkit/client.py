@@ -560,9 +560,12 @@ class Client(Front):
         if self._http is None:
             data = session.encode(call)
             request_id = pending.id
-            session.pending[request_id] = pending  # session.track, inlined: the hot path
-            if session.dead is not None and session.withdraw(request_id) is not None:
-                raise session.dead.for_method(pending.method)
+            if session.tracing is None:
+                session.pending[request_id] = pending  # session.track, inlined: the hot path
+                if session.dead is not None and session.withdraw(request_id) is not None:
+                    raise session.dead.for_method(pending.method)
+            else:
+                session.track(pending)
             timeout = call.timeout  # the write's budget: _write_budget, inlined
             budget = self.write_timeout if timeout is None else min(timeout, self.write_timeout)
             try:

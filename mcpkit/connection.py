@@ -30,7 +30,7 @@ import threading
 from typing import Any
 
 from . import content as content_mod
-from . import jsonrpc, mrtr, versions
+from . import jsonrpc, mrtr, tracing, versions
 from . import params as params_mod
 from . import tasks as tasks_mod
 from .context import Context, Send
@@ -85,6 +85,10 @@ class Connection:
         self._next_id = itertools.count(1)
         self._threads: set[threading.Thread] = set()
         self._state_lock = threading.Lock()
+        # OpenTelemetry, if the application uses it (mcpkit.tracing): a SERVER span per
+        # request served; "http" set by the HTTP transport, for the spans' attributes.
+        self.tracing = tracing.tracer()
+        self.transport = "stdio"
 
     # -- sending -------------------------------------------------------------------------
 
@@ -105,6 +109,8 @@ class Connection:
         waiter = _Waiter()
         with self._state_lock:
             self._outgoing[request_id] = waiter
+        if self.tracing is not None:  # the question belongs to the trace of what asks it
+            params = self.tracing.with_context(params)
         send(jsonrpc.request(request_id, method, params))
         try:
             if not waiter.event.wait(CLIENT_REQUEST_TIMEOUT_S):
@@ -404,6 +410,18 @@ class Connection:
         ctx._send(response)
 
     def _run(self, ctx: Context) -> dict[str, Any]:
+        if self.tracing is None:
+            return self._answer(ctx)
+        span, token = self.tracing.start_server(ctx.method, ctx.request_id, ctx.params,
+                                                self.transport, ctx.version)
+        response = None
+        try:
+            response = self._answer(ctx)
+            return response
+        finally:
+            self.tracing.end_server(span, token, response)
+
+    def _answer(self, ctx: Context) -> dict[str, Any]:
         request_id, method, params = ctx.request_id, ctx.method, ctx.params
         dispatcher = self.server.dispatcher
         if ctx.era == "legacy":

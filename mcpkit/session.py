@@ -79,7 +79,7 @@ import logging
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from . import deprecations, jsonrpc, versions
+from . import deprecations, jsonrpc, tracing, versions
 from .framing import (
     DEFAULT_MAX_MESSAGE_SIZE,
     FramingError,
@@ -368,6 +368,27 @@ class Waiter(Protocol):
                  error: BaseException | None = None) -> None: ...
 
 
+class _Traced:
+    """A waiter whose request has a span: settling it ends the span (see mcpkit.tracing)."""
+
+    __slots__ = ("inner", "span", "tracing", "id", "method", "on_progress", "notify_cancel")
+
+    def __init__(self, inner: Waiter, span: Any, tracing: tracing.Tracing) -> None:
+        self.inner, self.span, self.tracing = inner, span, tracing
+        self.id, self.method = inner.id, inner.method
+        self.on_progress, self.notify_cancel = inner.on_progress, inner.notify_cancel
+
+    def __getattr__(self, name: str) -> Any:  # what a front keeps on its own waiters
+        return getattr(self.inner, name)
+
+    def _resolve(self, response: dict[str, Any] | None = None,
+                 error: BaseException | None = None) -> None:
+        failed = response.get("error") if response is not None else None
+        self.tracing.end(self.span, type(error).__name__ if error is not None else
+                         str(failed.get("code")) if isinstance(failed, dict) else None)
+        self.inner._resolve(response, error)
+
+
 class HttpTools(Protocol):
     """What the session needs of the HTTP transport: the 2026-07-28 ``x-mcp-header``
     bookkeeping (tools with invalid annotations are left out of ``tools/list``)."""
@@ -491,6 +512,10 @@ class ClientSession:
         self.on_list_changed = on_list_changed
         self.http_tools = http_tools
         self.clock = clock
+        # OpenTelemetry, if the application uses it (mcpkit.tracing): a CLIENT span per
+        # request, from call() until its waiter is settled or withdrawn.
+        self.tracing = tracing.tracer()
+        self._spans: dict[int, Any] = {}
 
         # What the handshake learns.
         self.era: versions.Era | None = None
@@ -537,9 +562,15 @@ class ClientSession:
                 needs not in self.server_capabilities and \
                 versions.defines_server_capability(self.protocol_version, needs):
             raise NotOffered(method, needs, self.name, self.server_capabilities)
+        request_id = next(self._ids)
+        params = params or {}
+        if self.tracing is not None:
+            span, params = self.tracing.start_client(method, request_id, params, self.transport,
+                                                     self.protocol_version)
+            self._spans[request_id] = span
         # tuple.__new__ builds the Call without the Python frames of Call(...) or
         # Call._make: this runs once per request, on the hot path.
-        return _new_tuple(Call, (next(self._ids), method, params or {}, on_progress,
+        return _new_tuple(Call, (request_id, method, params, on_progress,
                                  self.timeout if timeout is USE_DEFAULT else timeout, stamp,
                                  notify_cancel))
 
@@ -577,15 +608,23 @@ class ClientSession:
 
     def track(self, waiter: Waiter) -> None:
         """Put a request's waiter in the pending table, before it is sent."""
+        span = self._spans.pop(waiter.id, None) if self._spans else None
+        if span is not None:
+            assert self.tracing is not None
+            waiter = _Traced(waiter, span, self.tracing)
         self.pending[waiter.id] = waiter
-        if self.dead is not None and self.pending.pop(waiter.id, None) is not None:
+        if self.dead is not None and self.withdraw(waiter.id) is not None:
             raise self.dead.for_method(waiter.method)
 
     def withdraw(self, request_id: int) -> Waiter | None:
         """Take a request out of the table (timed out, cancelled, or its write failed);
         None if something else settled it first."""
         self._behind.discard(request_id)
-        return self.pending.pop(request_id, None)
+        waiter = self.pending.pop(request_id, None)
+        if type(waiter) is _Traced:
+            waiter.tracing.end(waiter.span, "cancelled")  # timed out, cancelled or unsent
+            return waiter.inner
+        return waiter
 
     def cancel_message(self, request_id: int, reason: str,
                        notify: bool = True) -> dict[str, Any] | None:

@@ -105,5 +105,5 @@ def test_a_stdio_server_loads_only_what_its_first_request_needs():
     assert b'"echo"' in done.stdout, done.stderr
     loaded = set(eval(done.stderr.decode().strip().splitlines()[-1]))
     heavy = {"logging", "hashlib", "hmac", "secrets", "dataclasses", "mcpkit.client",
-             "mcpkit.session", "mcpkit.transports.http", "asyncio", "jsonschema"}
+             "mcpkit.session", "mcpkit.transports.http", "asyncio", "jsonschema", "opentelemetry"}
     assert not heavy & loaded, sorted(heavy & loaded)

@@ -657,6 +657,7 @@ class McpHttpApp:
                             request_id, {"method": "initialize"})
         outbox = _Outbox(asyncio.get_running_loop())
         connection = self.server.connect(outbox.put)
+        connection.transport = "http"
         # At shutdown a listen ends with its result; a call is just cancelled.
         outbox.on_shutdown = lambda: connection.cancel(request_id, respond=True)
         try:
@@ -739,6 +740,7 @@ class McpHttpApp:
         auth = _request_auth.get()
         session.owner = auth.owner if auth is not None else None
         connection = self.server.connect(session.push)
+        connection.transport = "http"
         session.connection = connection
         replies: list[dict[str, Any]] = []
         # initialize is answered inline (no tool runs), so collecting the replies is enough.
