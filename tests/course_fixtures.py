@@ -212,6 +212,11 @@ def solution_parts(lab: str, seed: int) -> list[dict]:
     return run_parts(nb, lab, "en", seed=seed)
 
 
+def call(function, *args):
+    """``function(*args)``: lets one pool run calls of several functions."""
+    return function(*args)
+
+
 def in_workers(function, calls: list[tuple], workers: int | None = None) -> list:
     """``function(*call)`` for every call, in a few worker processes of their own (started
     fresh, not forked from pytest): checks spend much of their time waiting on real server

@@ -527,20 +527,43 @@ def _selected(request, test: str, *names: str) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def wrong_answer_results(request) -> dict:
-    calls = _selected(request, "test_a_wrong_answer_fails_where_and_how_it_should",
+def pooled_results(request) -> dict:
+    """The wrong answers and the many-seed solution runs, scheduled for two cores.
+
+    First the wrong answers whose generated checks draw cases within a wall-clock budget
+    (their failing case must still be found): a worker per core and one more, nothing else
+    running. Then, together, what mostly waits (real servers, restarts, time limits: labs
+    05, 06, 08 and 09) and the solutions (which pass however few cases a budget draws),
+    with twice as many workers: waiting leaves the cores idle otherwise."""
+    wrong = _selected(request, "test_a_wrong_answer_fails_where_and_how_it_should",
                       "fixture", "lang")
-    return dict(zip(calls, course_fixtures.in_workers(course_fixtures.wrong_answer_parts,
-                                                      calls), strict=True))
+    labs = [lab for (lab,) in _selected(
+        request, "test_solutions_pass_the_generated_cases_of_many_seeds", "lab")]
+    seeds = [(lab, seed) for lab in labs for seed in range(12)]
+    budgeted = [c for c in wrong if Path(c[0]).name.split(".")[0] not in WAITING_LABS]
+    waiting = [c for c in wrong if c not in budgeted]
+    results = dict(zip(budgeted, course_fixtures.in_workers(
+        course_fixtures.wrong_answer_parts, budgeted), strict=True))
+    tasks = [(course_fixtures.wrong_answer_parts, *c) for c in waiting] + \
+        [(course_fixtures.solution_parts, *c) for c in seeds]
+    workers = 2 * (os.cpu_count() or 1) + 2
+    answers = course_fixtures.in_workers(course_fixtures.call, tasks, workers=workers)
+    results.update(zip([*waiting, *seeds], answers, strict=True))
+    return results
+
+
+#: Labs whose checks mostly wait on real servers and time limits.
+WAITING_LABS = frozenset({"lab05_client", "lab06_host", "lab08_http", "lab09_real_world"})
 
 
 @pytest.fixture(scope="module")
-def many_seeds_results(request) -> dict:
-    labs = [lab for (lab,) in _selected(
-        request, "test_solutions_pass_the_generated_cases_of_many_seeds", "lab")]
-    calls = [(lab, seed) for lab in labs for seed in range(12)]
-    return dict(zip(calls, course_fixtures.in_workers(course_fixtures.solution_parts, calls),
-                    strict=True))
+def wrong_answer_results(pooled_results) -> dict:
+    return pooled_results
+
+
+@pytest.fixture(scope="module")
+def many_seeds_results(pooled_results) -> dict:
+    return pooled_results
 
 
 @pytest.mark.parametrize("lang", src.LANGS)

@@ -664,6 +664,19 @@ print(sampled["content"][0]["text"])
 print(elicited["content"][0]["text"])
 
 # %% [markdown] lang="en"
+# Sampling and roots are **deprecated** since revision 2026-07-28 (lesson 07, section 9, has
+# the table): they keep working in both eras at least until the first revision released on or
+# after 2027-07-28, but a new server should call its model provider's API itself and take
+# folders as tool arguments. Elicitation is not deprecated.
+
+# %% [markdown] lang="es"
+# El muestreo y las raíces están **obsoletos** desde la revisión 2026-07-28 (la tabla está en
+# la sección 9 de la lección 07): siguen funcionando en las dos eras al menos hasta la primera
+# revisión publicada a partir de 2027-07-28, pero un servidor nuevo debería llamar él mismo a
+# la API de su proveedor de modelos y recibir las carpetas como argumentos de herramienta. La
+# solicitud de datos al usuario (elicitation) no está obsoleta.
+
+# %% [markdown] lang="en"
 # ## 7. Shutting down: close stdin, then SIGTERM, then SIGKILL
 #
 # The spec's order for stdio: close the server's stdin (a well-behaved server exits at the end

@@ -774,6 +774,165 @@ notes.reset()
 # `book_table`).
 
 # %% [markdown] lang="en"
+# ## 9. What 2026-07-28 deprecates, and moving a server to it
+#
+# A *deprecated* feature still works: it stays in the specification, unchanged, until the
+# first revision released on or after its earliest removal date, and a server must keep
+# serving it until then. New code should not adopt it. The revision's registry:
+#
+# | feature | deprecated in | instead | removable from |
+# | --- | --- | --- | --- |
+# | roots (`roots/list`, lesson 05) | 2026-07-28 | directories and files as tool arguments, resource URIs or server configuration | the first revision on or after 2027-07-28 |
+# | sampling (`sampling/createMessage`, lesson 05) | 2026-07-28 | the server calls its LLM provider's API itself | the first revision on or after 2027-07-28 |
+# | logging (`notifications/message`, `logging/setLevel`, the log level in `_meta`) | 2026-07-28 | stderr (stdio), or OpenTelemetry | the first revision on or after 2027-07-28 |
+# | OAuth dynamic client registration | 2026-07-28 | Client ID Metadata Documents (`OAuth(client_metadata_url=...)`) | the first revision on or after 2027-07-28 |
+# | sampling's `includeContext` `"thisServer"` / `"allServers"` | 2025-11-25 | leave it out, or `"none"` | with sampling |
+# | the HTTP+SSE transport of 2024-11-05 (mcpkit never had it) | 2025-03-26 | streamable HTTP (lesson 08) | three months after SEP-2596 is final |
+#
+# `mcpkit` keeps all of them working in both eras. When an application relies on one in the
+# modern era (a tool that calls `ctx.log` or `ctx.sample`, a client that offers roots), it
+# logs **one** warning per feature and process on the `mcpkit.deprecations` logger, saying what
+# replaces it; the legacy era, where these features belong, gets none.
+#
+# **Moving a 2025-11-25 server and client to 2026-07-28 with mcpkit.** The server's code does
+# not change: the same `Server` answers both eras (section 1 shows the two wires side by
+# side). What changes on the wire: no `initialize` and no `notifications/initialized`; the
+# version, the client's info and capabilities in every request's `_meta`; `server/discover`
+# instead of the `initialize` result; `input_required` rounds instead of requests to the
+# client; `subscriptions/listen` instead of session notifications; no `Mcp-Session-Id` over
+# HTTP. What the author should change: tools that ask the client survive replays (section 6),
+# and anything that relied on the deprecated features above moves to what replaces it. The
+# client's code does not change either: `Client` probes and picks the newest era both sides
+# speak (section 4); `version="2025-11-25"` pins the old one while a peer catches up.
+#
+# The cell below runs a tool that logs, twice, in the modern era, and counts the warnings:
+
+# %% [markdown] lang="es"
+# ## 9. Lo que la revisión 2026-07-28 declara obsoleto, y cómo pasar un servidor a ella
+#
+# Una funcionalidad *obsoleta* (*deprecated*) sigue funcionando: permanece en la especificación, sin
+# cambios, hasta la primera revisión que se publique a partir de su fecha de eliminación más
+# temprana, y un servidor tiene que seguir ofreciéndola hasta entonces. El código nuevo no
+# debería adoptarla. El catálogo de funcionalidades obsoletas de la revisión:
+#
+# | funcionalidad | obsoleta desde | en su lugar | se puede eliminar a partir de |
+# | --- | --- | --- | --- |
+# | raíces (`roots/list`, lección 05) | 2026-07-28 | directorios y archivos como argumentos de herramienta, URI de recursos o configuración del servidor | la primera revisión a partir de 2027-07-28 |
+# | muestreo (`sampling/createMessage`, lección 05) | 2026-07-28 | el servidor llama él mismo a la API de su proveedor de LLM | la primera revisión a partir de 2027-07-28 |
+# | registro (`notifications/message`, `logging/setLevel`, el nivel de registro en `_meta`) | 2026-07-28 | stderr (stdio), u OpenTelemetry | la primera revisión a partir de 2027-07-28 |
+# | registro dinámico de clientes de OAuth (dynamic client registration) | 2026-07-28 | documentos de metadatos del ID de cliente (Client ID Metadata Documents, `OAuth(client_metadata_url=...)`) | la primera revisión a partir de 2027-07-28 |
+# | `includeContext` `"thisServer"` / `"allServers"` del muestreo | 2025-11-25 | omitirlo, o `"none"` | junto con el muestreo |
+# | el transporte HTTP+SSE de 2024-11-05 (mcpkit nunca lo tuvo) | 2025-03-26 | HTTP con flujos (lección 08) | tres meses después de que SEP-2596 sea definitiva |
+#
+# `mcpkit` las mantiene todas funcionando en las dos eras. Cuando una aplicación depende de
+# una en la era moderna (una herramienta que llama a `ctx.log` o a `ctx.sample`, un cliente que
+# ofrece raíces), `mcpkit` registra **un** aviso por funcionalidad y por proceso en el logger
+# `mcpkit.deprecations`, que indica qué la sustituye; en la era heredada, a la que pertenecen
+# estas funcionalidades, no se emite ninguno.
+#
+# **Pasar un servidor y un cliente de 2025-11-25 a 2026-07-28 con mcpkit.** El código del
+# servidor no cambia: el mismo `Server` responde en las dos eras (la sección 1 muestra las dos
+# conexiones una al lado de la otra). Lo que cambia en la conexión: no hay `initialize` ni
+# `notifications/initialized`; la versión, la información y las capacidades del cliente van en
+# el `_meta` de cada solicitud; `server/discover` en lugar del resultado de `initialize`;
+# rondas `input_required` en lugar de solicitudes al cliente; `subscriptions/listen` en lugar de
+# las notificaciones de la sesión; sobre HTTP, ningún `Mcp-Session-Id`. Lo que sí debería
+# cambiar quien escribe el servidor: que las herramientas que preguntan al cliente se puedan volver
+# a ejecutar sin riesgo (sección 6), y que lo que dependía de las funcionalidades obsoletas de arriba pase a lo
+# que las sustituye. El código del cliente tampoco cambia: `Client` sondea y elige la era más
+# reciente que admiten los dos (sección 4); `version="2025-11-25"` fija la antigua mientras
+# el interlocutor se pone al día.
+#
+# La celda siguiente ejecuta dos veces, en la era moderna, una herramienta que escribe en el
+# registro, y cuenta los avisos:
+
+# %%
+import logging  # noqa: E402
+
+from mcpkit import deprecations  # noqa: E402
+
+chatty = Server("chatty", "1.0.0")
+
+
+@chatty.tool
+def remember(ctx: Context, text: str) -> str:
+    """Log the text at level info, and give it back."""
+    ctx.log("info", text)
+    return text
+
+
+warned = []
+watcher = logging.Handler()
+watcher.emit = warned.append
+logging.getLogger("mcpkit.deprecations").addHandler(watcher)
+deprecations.reset()
+for text in ("one", "two"):
+    connection = chatty.connect(lambda message: None)
+    connection.receive(jsonrpc.request(1, "tools/call", {
+        "name": "remember", "arguments": {"text": text}, "_meta": META}))
+    connection.close()
+logging.getLogger("mcpkit.deprecations").removeHandler(watcher)
+print(len(warned), "·", warned[0].name)
+
+# %% [markdown] lang="en"
+# One warning, however many calls. What replaces logging for watching a server at work is
+# tracing: every mcpkit request carries its W3C trace context (`traceparent`) in `_meta`, the
+# key the specification reserves for it, and when the application has set an OpenTelemetry
+# tracer provider, client and server each record a span. Here one trace runs from the
+# application through a `Host` and its client into the notes server (over loopback HTTP), and
+# the SDK's console exporter prints each span as it ends: its kind, its name, and its parent's
+# name (the IDs change on every run, so they are left out).
+
+# %% [markdown] lang="es"
+# Un aviso, da igual cuántas llamadas haya. Lo que sustituye al registro para observar el
+# trabajo de un servidor es la traza: cada solicitud de mcpkit lleva su contexto de traza W3C
+# (`traceparent`) en `_meta`, la clave que la especificación reserva para ello, y cuando la
+# aplicación ha configurado un proveedor de trazas de OpenTelemetry, el cliente y el servidor
+# registran cada uno un span. Aquí una traza recorre desde la aplicación, a través de un
+# `Host` y su cliente, hasta el servidor de notas (por HTTP local), y el exportador de consola
+# del SDK imprime cada span al terminar: su tipo, su nombre y el nombre de su padre (los ID
+# cambian en cada ejecución, así que se omiten).
+
+# %%
+from opentelemetry import trace  # noqa: E402
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor  # noqa: E402
+
+from mcpkit import Host  # noqa: E402
+from mcpkit.transports.http import HttpServerThread  # noqa: E402
+
+
+class Names(SpanProcessor):
+    """Remembers each span's name when it starts: children end first, and name parents."""
+
+    names = {}
+    turn = None  # the trace of the application's span: the one printed
+
+    def on_start(self, span, parent_context=None):
+        self.names[span.context.span_id] = span.name
+        if span.name == "turn":
+            Names.turn = span.context.trace_id
+
+
+def one_line(span):
+    if span.context.trace_id != Names.turn:
+        return ""  # the host's own start-up requests: traces of their own
+    parent = Names.names[span.parent.span_id] if span.parent else "-"
+    return f"{span.kind.name:<8} {span.name:<24} parent: {parent}\n"
+
+
+provider = TracerProvider()
+provider.add_span_processor(Names())
+provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(formatter=one_line)))
+trace.set_tracer_provider(provider)
+
+with HttpServerThread(notes.server) as http, \
+        Host({"mcpServers": {"notes": {"url": http.url}}}) as host:
+    with trace.get_tracer("notebook").start_as_current_span("turn"):
+        host.call_tool("notes_search", {"query": "mcp"})
+notes.reset()
+
+# %% [markdown] lang="en"
 # ## Summary
 #
 # - Modern requests carry the version, the client's info and capabilities and the log level in

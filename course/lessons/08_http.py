@@ -139,7 +139,9 @@ show_response(httpx.post(URL, json=search, headers=modern_headers(search)))
 # a listen acknowledgment), the answer becomes a stream of Server-Sent Events: status 200,
 # `Content-Type: text/event-stream`, and one `event: message` / `data: <JSON>` block per
 # message, the final response last. The first message out decides the format: the tool below
-# logs a line before it answers (the client asked for `info` and above in `_meta`).
+# logs a line before it answers (the client asked for `info` and above in `_meta`). Logging
+# is deprecated since 2026-07-28 (lesson 07, section 9), progress is not: either opens the
+# stream.
 
 # %% [markdown] lang="es"
 # ## 2. Una respuesta SSE
@@ -149,7 +151,9 @@ show_response(httpx.post(URL, json=search, headers=modern_headers(search)))
 # de Server-Sent Events: estado 200, `Content-Type: text/event-stream` y un bloque
 # `event: message` / `data: <JSON>` por mensaje, y la respuesta final en último lugar. El primer
 # mensaje que sale decide el formato: la herramienta de abajo escribe una línea de registro
-# antes de responder (el cliente pidió en `_meta` el nivel `info` o superior).
+# antes de responder (el cliente pidió en `_meta` el nivel `info` o superior). El registro
+# está obsoleto desde 2026-07-28 (lección 07, sección 9) y el progreso no: cualquiera de los
+# dos abre el flujo.
 
 # %%
 chatty = Server("chatty", "1.0.0")

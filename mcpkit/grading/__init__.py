@@ -8,6 +8,7 @@ to read. Graded cells call the names re-exported here.
 
 from __future__ import annotations
 
+from .. import deprecations
 from . import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08, lab09, lab10
 from .core import (
     LANGUAGES,
@@ -74,6 +75,9 @@ def lab09_notes_command() -> list[str]:
     """The command that runs mcpkit's notes server (lab 09's setup cell uses it)."""
     return list(lab09.NOTES_COMMAND)
 
+
+# The checks' own servers log and sample in the modern era on purpose: no warnings in a lab.
+deprecations.silence()
 
 __all__ = [
     "OFF_LIMITS",

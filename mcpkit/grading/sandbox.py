@@ -69,7 +69,9 @@ WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools
 #: Module state of mcpkit that legitimately changes while checks run.
 CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
                                        "_collector", "_warnings",
-                                       "names_seen"}}
+                                       "names_seen"},
+               "mcpkit.deprecations": {"_warned"},  # which warnings were given
+               "mcpkit.tracing": {"_made"}}  # the OpenTelemetry modules, once found
 
 
 @dataclass(frozen=True)
