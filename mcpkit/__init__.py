@@ -11,7 +11,7 @@ cycles of any kind). Read a lesson's layer without anything above it.
 protocol      logs versions deprecations tracing jsonrpc framing dispatch params
 definitions   schema validation content mrtr tasks
 server core   context registry connection
-byte pumps    transports.stdio transports.process
+byte pumps    transports.stdio transports.process transports.memory
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.sse_store transports.http_auth transports.http

@@ -149,6 +149,15 @@ class AsyncClient(Front):
 
     async def _spawn(self) -> None:
         options = self._options
+        if self.server is not None:
+            from .transports.memory import AsyncInMemoryProcess
+
+            self._proc = AsyncInMemoryProcess(  # type: ignore[assignment]
+                self.server, self.name, self._session.framing,
+                options["max_message_size"]).start()
+            self._reader = self._spawn_task(self._read_loop(), "reader")
+            self._drain = self._spawn_task(self._drain_stderr(), "stderr")
+            return
         assert self.command is not None
         try:
             self._proc = await asyncio.create_subprocess_exec(
@@ -226,6 +235,8 @@ class AsyncClient(Front):
                 if sig is None:
                     log.warning("%s: the server did not exit after SIGKILL", self.name)
                     return
+                if proc.pid is None:  # in memory: a thread cannot be signalled
+                    continue
                 try:
                     os.killpg(proc.pid, sig)  # its own group: wrappers' children too
                 except ProcessLookupError:

@@ -234,6 +234,7 @@ class Front:
         args: Sequence[str] = (),
         *,
         url: str | None = None,
+        server: Any = None,
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
         token_env: str | None = None,
@@ -268,8 +269,9 @@ class Front:
         if url is None and isinstance(command, str) and command.startswith(
                 ("http://", "https://")):
             url, command = command, None
-        if (command is None) == (url is None):
-            raise ValueError("give either a command (a stdio server) or a url (HTTP)")
+        if sum(x is not None for x in (command, url, server)) != 1:
+            raise ValueError("give one of: a command (a stdio server), a url (HTTP), or "
+                             "server= (a Server object in this process)")
         if command is not None and not isinstance(command, str):
             command, *more = command
             args = [*more, *args]
@@ -281,7 +283,9 @@ class Front:
         self.command = command
         self.args = list(args)
         self.url = url
+        self.server = server  # in memory: mcpkit.transports.memory
         self.name = name or (_guess_name(command, self.args) if command is not None
+                             else getattr(server, "name", "server") if server is not None
                              else _name_from_url(url or ""))
         self.timeout = timeout
         self.write_timeout = write_timeout
@@ -414,6 +418,11 @@ class Client(Front):
                 connect_timeout=wire["connect_timeout"],
                 max_message_size=wire["max_message_size"])
             self._session.http_tools = self._http
+        elif self.server is not None:
+            from .transports.memory import InMemoryProcess
+
+            self._process = InMemoryProcess(  # type: ignore[assignment]
+                self.server, self.name, self._session.framing, wire["max_message_size"])
         else:
             assert self.command is not None
             self._process = ServerProcess(

@@ -109,10 +109,12 @@ class ServerUnavailable(HostError):
 
 @dataclass
 class ServerConfig:
-    """One entry of ``mcpServers``: a ``command`` (stdio) or a ``url`` (streamable HTTP,
-    with optional ``headers``). ``framing``, ``version``, ``restart``, ``timeout``, and for
-    HTTP ``token`` / ``tokenEnv`` (a bearer token, or the environment variable holding
-    one), are mcpkit's own optional keys; other unknown keys are ignored, as hosts do."""
+    """One entry of ``mcpServers``: a ``command`` (stdio), a ``url`` (streamable HTTP,
+    with optional ``headers``), or a ``server`` (a Server object in this process, reached in
+    memory; the entry may be the object itself). ``framing``, ``version``, ``restart``,
+    ``timeout``, and for HTTP ``token`` / ``tokenEnv`` (a bearer token, or the environment
+    variable holding one), are mcpkit's own optional keys; other unknown keys are ignored,
+    as hosts do."""
 
     name: str
     command: str | None = None
@@ -129,6 +131,7 @@ class ServerConfig:
     restart: str | None = None
     timeout: float | None = None
     disabled: bool = False
+    server: Any = None  # a Server object in this process (transport "memory")
 
     @classmethod
     def from_entry(cls, name: str, entry: Any) -> ServerConfig:
@@ -137,6 +140,15 @@ class ServerConfig:
 
         if not isinstance(name, str) or not name:
             raise ConfigError(f"server names must be non-empty strings, got {name!r}")
+        if hasattr(entry, "connect") and not isinstance(entry, dict):
+            entry = {"server": entry}  # a Server object itself: reached in memory
+        if isinstance(entry, dict) and entry.get("server") is not None:
+            if not hasattr(entry["server"], "connect"):
+                raise fail('"server" must be a Server object (mcpkit.Server)')
+            rest = cls.from_entry(name, {**{k: v for k, v in entry.items() if k != "server"},
+                                         "command": "-"})
+            rest.command, rest.transport, rest.server = None, "memory", entry["server"]
+            return rest
         if not isinstance(entry, dict):
             raise fail("the entry must be an object with a \"command\" (or a \"url\")")
         kind = entry.get("type")
@@ -233,12 +245,21 @@ def _http_connector(config: ServerConfig, options: dict[str, Any]) -> Client:
                   version=config.version, **options)
 
 
+def _memory_connector(config: ServerConfig, options: dict[str, Any]) -> Client:
+    options = dict(options)
+    if config.timeout is not None:
+        options["timeout"] = config.timeout
+    return Client(server=config.server, name=config.name, framing=config.framing,
+                  version=config.version, **options)
+
+
 #: How to reach a server, by transport: ``connector(config, client_options)`` returns an
 #: unconnected session with the :class:`~mcpkit.client.Client` interface. Register another
 #: here to reach servers some other way.
 CONNECTORS: dict[str, Callable[[ServerConfig, dict[str, Any]], Any]] = {
     "stdio": _stdio_connector,
     "http": _http_connector,
+    "memory": _memory_connector,
 }
 
 

@@ -1,5 +1,6 @@
 """The client's behaviour, once per front: ``Client`` (threads) and ``AsyncClient`` (asyncio),
-each over stdio (a real child process) and HTTP (a real loopback server), in both eras.
+each over stdio (a real child process), HTTP (a real loopback server) and in memory (the
+server object in this process, behind the stdio code), in both eras.
 
 One test body serves all eight: ``kit`` makes the client, ``tests/fronts.py`` puts the
 AsyncClient behind the blocking interface. The leak check runs after each test, so the
@@ -51,7 +52,7 @@ def front(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture(params=["stdio", "http"])
+@pytest.fixture(params=["stdio", "http", "memory"])
 def transport(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -79,6 +80,8 @@ def kit(front: str, transport: str, version: str | None, kit_http: Any) -> Calla
         options.setdefault("timeout", 20)
         if transport == "stdio":
             return make_client(front, PY, [str(KIT)], version=version, **options)
+        if transport == "memory":  # the same server object, no process: the same session code
+            return make_client(front, server=clientkit.server, version=version, **options)
         return make_client(front, url=kit_http.url, version=version, **options)
 
     return make
@@ -164,6 +167,12 @@ def test_server_death_fails_the_call_and_ends_the_session(kit, transport, kit_ht
             with pytest.raises(ConnectionClosed) as info:
                 c.call_tool("crash", {"code": 3})
             assert info.value.returncode == 3 and "about to crash" in str(info.value)
+        elif transport == "memory":  # a thread cannot crash a process: its input ends
+            wire = getattr(c, "_process", None) or c.client._proc
+            wire.close_stdin() if hasattr(wire, "close_stdin") else wire.stdin.close()
+            assert closed.wait(5)
+            with pytest.raises(ConnectionClosed):
+                c.call_tool("echo", {"text": "anyone?"}, timeout=5)
         else:
             kit_http.stop()
             with pytest.raises(ConnectionClosed):
@@ -367,3 +376,14 @@ def test_a_server_dying_mid_call_fails_the_call_at_once(front):
         with pytest.raises(ConnectionClosed, match="exit code 3") as info:
             within(5, lambda: c.call_tool("die", timeout=30))
         assert "dying in the middle of a call" in str(info.value)
+
+
+def test_the_readmes_in_memory_pytest_example_passes(tmp_path):
+    """The README's example of testing a server in memory, run as a learner would: pytest."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Testing a server without a process", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "test_example.py").write_text(code)
+    done = subprocess.run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr

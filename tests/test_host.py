@@ -113,6 +113,24 @@ def test_config_errors_for_the_file_itself(tmp_path):
         load_config(bad)
 
 
+def test_server_objects_are_reached_in_memory_in_either_era():
+    """An entry may be a Server object (or {"server": ..., "version": ...}): no process, no
+    port, the same session code; routing, both eras and the leak check as for the others."""
+    from mcpkit.examples import notes
+
+    config = {"mcpServers": {"notes": notes.server,
+                             "old": {"server": notes.server, "version": "2025-11-25"}}}
+    assert [c.transport for c in load_config(config)] == ["memory", "memory"]
+    with Host(config) as host:
+        status = host.status()
+        assert {name: (s.state, s.era) for name, s in status.items()} == {
+            "notes": ("ready", "modern"), "old": ("ready", "legacy")}
+        found = result_text(host.call_tool("old__notes_search", {"query": "mcp"}))
+        assert '"id": "2"' in found
+    with pytest.raises(ConfigError, match="server 'bad'.*Server object"):
+        load_config({"mcpServers": {"bad": {"server": "notes.server"}}})
+
+
 def test_url_entries_are_http_servers():
     # Served and used for real in tests/test_http_client.py (with stdio servers alongside).
     config = {"mcpServers": {"remote": {
