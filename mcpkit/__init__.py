@@ -16,7 +16,7 @@ server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.sse_store transports.http_auth transports.http
               oauth transports.http_client
-client side   session client aclient toolformats host agent
+client side   session task_client client aclient toolformats host agent
 package       mcpkit
 entry points  launch wiretap shell cli __main__
 course        display grading* widgets course* examples*

@@ -55,6 +55,8 @@ from .session import (
     Subscription,
     outcome,
 )
+from .task_client import AsyncToolTask, Sleep
+from .task_client import start as _start_task
 from .transports.process import READ_SIZE, child_env, spawn_error
 
 if TYPE_CHECKING:
@@ -265,6 +267,8 @@ class AsyncClient(Front):
                         await self._send(step.message, step.timeout)
                     elif kind is Cancel:
                         await self._send_cancel(step.request_id, step.reason)
+                    elif kind is Sleep:
+                        await asyncio.sleep(step.seconds)
                     else:
                         raise TypeError(f"not a step: {step!r}")
                 except Exception as exc:  # the procedure decides what it means
@@ -403,6 +407,14 @@ class AsyncClient(Front):
 
     async def list_resource_templates(self, refresh: bool = False) -> list[dict[str, Any]]:
         return await self._drive(self._session.list("resourceTemplates", refresh))
+
+    async def call_tool_as_task(self, name: str, arguments: dict[str, Any] | None = None, *,
+                                ttl_ms: int | None = None) -> AsyncToolTask:
+        """Call a tool as a task (see :meth:`Client.call_tool_as_task`); the handle's
+        ``result``, ``refresh`` and ``cancel`` are awaited."""
+        self._check_usable()
+        fields = await self._drive(_start_task(self._session, name, arguments, ttl_ms))
+        return AsyncToolTask(self, fields)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         timeout: float | None = USE_DEFAULT,

@@ -84,6 +84,8 @@ from .session import (
     outcome,
     result_text,
 )
+from .task_client import Sleep, ToolTask
+from .task_client import start as _start_task
 from .transports.process import ServerProcess, StdinTimeout
 
 if TYPE_CHECKING:
@@ -547,6 +549,8 @@ class Client(Front):
                         self._send(step.message, step.timeout)
                     elif kind is Cancel:
                         self._send_cancel(step.request_id, step.reason)
+                    elif kind is Sleep:
+                        time.sleep(step.seconds)
                     else:
                         raise TypeError(f"not a step: {step!r}")
                 except Exception as exc:  # the procedure decides what it means
@@ -742,6 +746,14 @@ class Client(Front):
 
     def list_resource_templates(self, refresh: bool = False) -> list[dict[str, Any]]:
         return self._drive(self._session.list("resourceTemplates", refresh))
+
+    def call_tool_as_task(self, name: str, arguments: dict[str, Any] | None = None, *,
+                          ttl_ms: int | None = None) -> ToolTask:
+        """Call a tool as a task (2026-07-28's extension, or 2025-11-25's ``params.task``):
+        the server answers at once and runs the tool on. ``task.result(timeout)`` waits for
+        its result, ``task.refresh()`` asks its status, ``task.cancel()`` stops it."""
+        self._check_usable()
+        return ToolTask(self, self._drive(_start_task(self._session, name, arguments, ttl_ms)))
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                   timeout: float | None = _USE_DEFAULT,

@@ -891,6 +891,14 @@ class Host:
             options["timeout"] = timeout
         return session.call_tool(original, arguments, **options)
 
+    def call_tool_as_task(self, name: str, arguments: dict[str, Any] | None = None, *,
+                          ttl_ms: int | None = None, timeout: float | None = None) -> Any:
+        """Call a tool by its exposed name as a task, on the server that offers it: a
+        :class:`~mcpkit.task_client.ToolTask` (see :meth:`Client.call_tool_as_task`)."""
+        server, original = self.route(name)
+        return self.client(server, timeout).call_tool_as_task(original, arguments,
+                                                              ttl_ms=ttl_ms)
+
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                    timeout: float | None = None) -> dict[str, Any]:
         try:

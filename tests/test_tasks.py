@@ -478,3 +478,82 @@ def test_legacy_task_asks_on_the_session_stream(url: str) -> None:
     statuses = [m["params"]["status"] for m in seen
                 if m.get("method") == "notifications/tasks/status"]
     assert statuses == ["input_required", "working", "completed"]
+
+
+# -- the client's side: Client / AsyncClient.call_tool_as_task ------------------------------
+
+
+def _client(front: str, transport: str, url: str, version: str | None, **options: Any) -> Any:
+    from fronts import make_client
+
+    options = {"timeout": 20, **options}
+    if transport == "memory":
+        return make_client(front, server=app, version=version, **options)
+    return make_client(front, url=url, version=version, **options)
+
+
+def _done(client: Any, value: Any) -> Any:
+    """A task handle's method, called through either front (the async one is awaited)."""
+    import inspect
+
+    return client._run(value) if inspect.isawaitable(value) else value
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["modern", "2025-11-25"])
+@pytest.mark.parametrize("transport", ["http", "memory"])
+@pytest.mark.parametrize("front", ["blocking", "async"])
+def test_a_client_calls_tools_as_tasks_and_follows_them(url, front, transport, version) -> None:
+    """Both fronts, both forms of the extension: a task that runs on, one that asks the user
+    (inputRequests and tasks/update, or 2025-11-25's direct question), a protocol failure, a
+    tool error, a cancellation, and a tool that answered without becoming a task."""
+    from mcpkit.client import RequestCancelled, ServerError
+
+    asked: list[str] = []
+
+    def user(params: dict) -> dict:
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"go": True}}
+
+    with _client(front, transport, url, version, elicitation=user) as c:
+        release.clear()
+        task = c.call_tool_as_task("wait_for_release")
+        assert task.id and task.status == "working"
+        assert _done(c, task.refresh())["status"] == "working"
+        release.set()
+        assert _done(c, task.result(timeout=10))["content"][0]["text"] == "released"
+
+        asking = c.call_tool_as_task("ask_first")
+        assert _done(c, asking.result(timeout=10))["content"][0]["text"] == "go=True"
+        assert asked == ["Go?"]
+
+        with pytest.raises(ServerError, match="broken below the tool"):
+            _done(c, c.call_tool_as_task("broken").result(timeout=10))
+        failed = _done(c, c.call_tool_as_task("tool_error").result(timeout=10))
+        assert failed["isError"] and "bad input" in failed["content"][0]["text"]
+
+        release.clear()
+        running = c.call_tool_as_task("wait_for_release")
+        _done(c, running.cancel())
+        with pytest.raises(RequestCancelled):
+            _done(c, running.result(timeout=10))
+        release.set()
+
+        if version is None:  # the server decides: no task for a tool that forbids it
+            plain = c.call_tool_as_task("plain", {"text": "now"})
+            assert plain.id is None and _done(c, plain.result())["content"][0]["text"] == "now"
+        else:
+            with pytest.raises(ServerError, match="does not run as a task"):
+                c.call_tool_as_task("plain", {"text": "now"})
+
+
+def test_the_host_routes_a_task_and_old_revisions_are_refused_clearly() -> None:
+    from mcpkit import Client, Host
+    from mcpkit.client import ProtocolError
+
+    release.set()
+    with Host({"mcpServers": {"lab": app}}) as host:
+        task = host.call_tool_as_task("wait_for_release")
+        assert task.result(timeout=10)["content"][0]["text"] == "released"
+    with Client(server=app, version="2025-06-18", timeout=20) as old:
+        with pytest.raises(ProtocolError, match="tasks need revision 2025-11-25 or later"):
+            old.call_tool_as_task("wait_for_release")
