@@ -884,13 +884,13 @@ print(len(warned), "·", warned[0].name)
 # name (the IDs change on every run, so they are left out).
 
 # %% [markdown] lang="es"
-# Un aviso, da igual cuántas llamadas haya. Lo que sustituye al registro para observar el
-# trabajo de un servidor es la traza: cada solicitud de mcpkit lleva su contexto de traza W3C
+# Un aviso, da igual cuántas llamadas haya. Lo que sustituye al registro para observar a un
+# servidor mientras trabaja son las trazas: cada solicitud de mcpkit lleva su contexto de traza W3C
 # (`traceparent`) en `_meta`, la clave que la especificación reserva para ello, y cuando la
 # aplicación ha configurado un proveedor de trazas de OpenTelemetry, el cliente y el servidor
-# registran cada uno un span. Aquí una traza recorre desde la aplicación, a través de un
-# `Host` y su cliente, hasta el servidor de notas (por HTTP local), y el exportador de consola
-# del SDK imprime cada span al terminar: su tipo, su nombre y el nombre de su padre (los ID
+# registran cada uno un span. Aquí una sola traza va desde la aplicación, a través de un
+# `Host` y su cliente, hasta el servidor de notas (por HTTP sobre loopback, la interfaz de bucle
+# local), y el exportador de consola del SDK imprime cada span en cuanto este termina: su tipo, su nombre y el nombre de su padre (los ID
 # cambian en cada ejecución, así que se omiten).
 
 # %%
