@@ -169,6 +169,15 @@ def follow_redirect(url: str) -> str:
 def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth | None:
     if not scenario.startswith("auth/"):
         return None
+    if scenario == "auth/wif-jwt-bearer":  # a workload presents its platform's JWT
+        return OAuth(grant="jwt_bearer", client_id=context.get("client_id"),
+                     assertion=context.get("valid_jwt"))
+    if scenario == "auth/enterprise-managed-authorization":  # SEP-990: ID token -> ID-JAG
+        return OAuth(grant="enterprise", client_id=context.get("client_id"),
+                     client_secret=context.get("client_secret"),
+                     assertion=context.get("idp_id_token"),
+                     idp_token_endpoint=context.get("idp_token_endpoint"),
+                     idp_client_id=context.get("idp_client_id"))
     if scenario.startswith("auth/client-credentials"):
         return OAuth(grant="client_credentials", client_id=context.get("client_id"),
                      client_secret=context.get("client_secret"),

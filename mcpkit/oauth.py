@@ -66,7 +66,13 @@ from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
-from . import deprecations
+from . import deprecations, oauth_exchange
+
+#: ``grant=``: a user at a browser; a machine with its own credentials; a workload with a
+#: JWT its platform issued (RFC 7523, SEP-1933); a user's ID token from the enterprise's
+#: identity provider, exchanged for an ID-JAG first (SEP-990).
+GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise")
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 try:  # what Authlib's httpx integration runs on: httpx2 when installed, else httpx
     import httpx2 as _authlib_httpx
@@ -295,8 +301,12 @@ class OAuth:
     ``client_secret`` are pre-registered credentials; ``client_metadata_url`` is this
     client's metadata document (used as its ``client_id`` where the server accepts those).
     ``grant="client_credentials"`` is for machine clients: no user, the client's own
-    credentials (a secret, or ``private_key`` PEM for ``private_key_jwt``). ``scope``
-    replaces the scope selection. Tokens go to ``store``.
+    credentials (a secret, or ``private_key`` PEM for ``private_key_jwt``).
+    ``grant="jwt_bearer"`` presents ``assertion``, a JWT the workload's platform issued
+    (workload identity federation); ``grant="enterprise"`` exchanges ``assertion``, the
+    user's ID token, at ``idp_token_endpoint`` (as ``idp_client_id``) for an ID-JAG and
+    presents that (enterprise-managed authorization). ``assertion`` may be a function that
+    returns a fresh JWT. ``scope`` replaces the scope selection. Tokens go to ``store``.
     """
 
     def __init__(
@@ -307,6 +317,10 @@ class OAuth:
         client_secret: str | None = None,
         client_metadata_url: str | None = None,
         grant: str = "authorization_code",
+        assertion: str | Callable[[], str] | None = None,
+        idp_token_endpoint: str | None = None,
+        idp_client_id: str | None = None,
+        idp_client_secret: str | None = None,
         private_key: str | None = None,
         signing_algorithm: str = "ES256",
         redirect_uri: str = DEFAULT_REDIRECT_URI,
@@ -316,13 +330,23 @@ class OAuth:
         timeout: float = DEFAULT_TIMEOUT,
         authorize_timeout: float = DEFAULT_AUTHORIZE_TIMEOUT,
     ) -> None:
-        if grant not in ("authorization_code", "client_credentials"):
-            raise ValueError(f"grant must be 'authorization_code' or 'client_credentials', "
+        if grant not in GRANTS:
+            raise ValueError(f"grant must be one of {', '.join(map(repr, GRANTS))}, "
                              f"not {grant!r}")
         if grant == "authorization_code" and authorize is None:
             raise ValueError("the authorization code grant needs an authorize(url) callback")
-        if grant == "client_credentials" and client_id is None:
-            raise ValueError("the client credentials grant needs a client_id")
+        if grant != "authorization_code" and client_id is None:
+            raise ValueError(f"the {grant} grant needs a client_id")
+        if grant in ("jwt_bearer", "enterprise") and assertion is None:
+            raise ValueError(f"the {grant} grant needs an assertion (a JWT, or a function "
+                             "that returns a fresh one)")
+        if grant == "enterprise" and idp_token_endpoint is None:
+            raise ValueError("the enterprise grant needs the identity provider's "
+                             "idp_token_endpoint")
+        self._assertion = assertion
+        self.idp_token_endpoint = idp_token_endpoint
+        self.idp_client_id = idp_client_id
+        self._idp_client_secret = idp_client_secret
         self.authorize = authorize
         self.client_id = client_id
         self._client_secret = client_secret
@@ -363,7 +387,7 @@ class OAuth:
                 again = self.store.get(f"tokens {server_url}")
                 if again is tokens or again == tokens:
                     if not await self._refresh(server_url, tokens):
-                        if self.grant == "client_credentials":
+                        if self.grant != "authorization_code":  # no user: just ask again
                             await self._run(server_url, None, step_up=False)
                         else:
                             self.store.delete(f"tokens {server_url}")
@@ -440,7 +464,7 @@ class OAuth:
                 raise OAuthError(f"the authorization server metadata at {url} names issuer "
                                  f"{asm.get('issuer')!r}, not {issuer!r}: refusing to use it")
             for field in ("authorization_endpoint", "token_endpoint"):
-                if self.grant == "client_credentials" and field == "authorization_endpoint":
+                if self.grant != "authorization_code" and field == "authorization_endpoint":
                     continue
                 _need_string(asm, field, f"the authorization server metadata at {url}")
             log.info("authorization server metadata: %s", url)
@@ -556,6 +580,21 @@ class OAuth:
                 token = await self._token_request(client, scope, asm, issuer,
                                                   grant_type="client_credentials",
                                                   resource=resource)
+            elif self.grant in ("jwt_bearer", "enterprise"):
+                client = await self._client(http, asm)
+                assertion = self._assertion() if callable(self._assertion) else self._assertion
+                if self.grant == "enterprise":  # SEP-990: the user's ID token for an ID-JAG
+                    assert self.idp_token_endpoint is not None and assertion is not None
+                    try:
+                        assertion = await oauth_exchange.id_jag(
+                            http, self.idp_token_endpoint, assertion, audience=issuer,
+                            resource=resource, client_id=self.idp_client_id,
+                            client_secret=self._idp_client_secret, timeout=self.timeout)
+                    except oauth_exchange.ExchangeError as exc:
+                        raise OAuthError(str(exc)) from None
+                token = await self._token_request(client, scope, asm, issuer,
+                                                  grant_type=JWT_BEARER, assertion=assertion,
+                                                  resource=resource)
             else:
                 token = await self._authorization_code(http, asm, scope, resource)
         self._save(server_url, token, issuer, scope, asm["token_endpoint"], resource)
@@ -607,7 +646,7 @@ class OAuth:
     async def _token_request(self, client: dict[str, Any], scope: str | None,
                              asm: dict[str, Any], issuer: str, **params: Any) -> dict[str, Any]:
         endpoint = asm["token_endpoint"]
-        if params.get("grant_type") == "client_credentials" and scope:
+        if params.get("grant_type") in ("client_credentials", JWT_BEARER) and scope:
             params["scope"] = scope
         try:
             async with self._oauth_client(client, scope, issuer) as oauth:

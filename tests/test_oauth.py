@@ -293,3 +293,19 @@ def test_an_unreachable_token_endpoint_is_an_oauth_error() -> None:
     with pytest.raises(OAuthError, match="token request to .*/token failed"):
         asyncio.run(oauth._token_request(client, None, {"token_endpoint": endpoint},
                                          "http://127.0.0.1", grant_type="client_credentials"))
+
+
+def test_machine_grants_say_what_they_need() -> None:
+    """jwt_bearer (workload identity) and enterprise (SEP-990) are run end to end against
+    the official suite's mock servers (tests/test_conformance_client.py); here, the clear
+    errors of a wrong configuration."""
+    with pytest.raises(ValueError, match="grant must be one of"):
+        OAuth(grant="password", client_id="c")
+    with pytest.raises(ValueError, match="the jwt_bearer grant needs a client_id"):
+        OAuth(grant="jwt_bearer", assertion="a.b.c")
+    with pytest.raises(ValueError, match="needs an assertion"):
+        OAuth(grant="jwt_bearer", client_id="c")
+    with pytest.raises(ValueError, match="idp_token_endpoint"):
+        OAuth(grant="enterprise", client_id="c", assertion="id.token.jwt")
+    fresh = OAuth(grant="jwt_bearer", client_id="c", assertion=lambda: "new.jwt.each-time")
+    assert fresh.grant == "jwt_bearer"
