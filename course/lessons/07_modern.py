@@ -621,32 +621,21 @@ print(f"{'expired':<13}", answer(expired_booking, jsonrpc.request(5, "tools/call
 # for this request. (The MAC check comes first, so a forged expiry cannot rescue a state
 # either.) A real client does all of this for you: given an `elicitation` callback, mcpkit's
 # client answers `input_required` and retries, up to `max_rounds` times. Here it is against
-# the same tool served by a real process; the callback stands in for the user:
+# the same `booking` server, reached in memory: `Client(server=booking)` starts no process,
+# yet runs the same session and stdio code (the server's loop on a thread). The callback
+# stands in for the user:
 
 # %% [markdown] lang="es"
 # Los tres son -32602, parámetros no válidos: el cliente envió algo que el servidor no emitió
 # para esta solicitud. (El MAC se comprueba primero, así que una caducidad falsificada tampoco
 # puede salvar un estado.) Un cliente real hace todo esto por ti: con un callback
 # `elicitation`, el cliente de mcpkit responde a `input_required` y reintenta, hasta
-# `max_rounds` veces. Aquí lo tienes contra la misma herramienta servida por un proceso real;
-# el callback hace las veces del usuario:
+# `max_rounds` veces. Aquí lo tienes contra el mismo servidor `booking`, al que se llega en
+# memoria: `Client(server=booking)` no arranca ningún proceso, pero ejecuta el mismo código de
+# sesión y de stdio (el bucle del servidor, en un hilo). El callback hace las veces del
+# usuario:
 
 # %%
-(workdir / "booking.py").write_text(textwrap.dedent('''
-    from mcpkit import Server
-    from mcpkit.context import Context
-
-    server = Server("booking", "1.0.0")
-    FORM = {"type": "object", "properties": {"time": {"type": "string"}}, "required": ["time"]}
-
-
-    @server.tool()
-    def book_table(guests: int, ctx: Context) -> str:
-        """Book a table; asks the user for the time."""
-        reply = ctx.elicit(f"What time for {guests}?", FORM, key="when")
-        return f"Booked a table for {guests} at {reply['content']['time']}."
-'''), encoding="utf-8")
-
 questions = []
 
 
@@ -656,8 +645,7 @@ def user(params):
 
 
 for era in ("modern", "legacy"):
-    with Client(sys.executable, ["-m", "mcpkit", "serve", str(workdir / "booking.py")],
-                version=era, elicitation=user).connect() as client:
+    with Client(server=booking, version=era, elicitation=user).connect() as client:
         result = client.call_tool("book_table", {"guests": 4})
         print(era, client.protocol_version, result["content"][0]["text"])
 print(questions)
