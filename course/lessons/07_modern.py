@@ -630,7 +630,7 @@ print(f"{'expired':<13}", answer(expired_booking, jsonrpc.request(5, "tools/call
 # para esta solicitud. (El MAC se comprueba primero, así que una caducidad falsificada tampoco
 # puede salvar un estado.) Un cliente real hace todo esto por ti: con un callback
 # `elicitation`, el cliente de mcpkit responde a `input_required` y reintenta, hasta
-# `max_rounds` veces. Aquí lo tienes contra el mismo servidor `booking`, al que se llega en
+# `max_rounds` veces. Aquí lo tienes contra el mismo servidor `booking`, al que se accede en
 # memoria: `Client(server=booking)` no arranca ningún proceso, pero ejecuta el mismo código de
 # sesión y de stdio (el bucle del servidor, en un hilo). El callback hace las veces del
 # usuario:
