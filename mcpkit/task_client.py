@@ -31,9 +31,8 @@ from .session import (
     RequestTimeout,
     ServerError,
 )
+from .tasks import EXTENSION, TERMINAL
 
-EXTENSION = "io.modelcontextprotocol/tasks"  # as mcpkit.tasks has it (a lower layer's twin)
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 #: The shortest wait between two polls, whatever the server suggests.
 MIN_POLL_S = 0.05
 

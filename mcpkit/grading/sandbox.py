@@ -70,8 +70,7 @@ WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools
 CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
                                        "_collector", "_warnings",
                                        "names_seen"},
-               "mcpkit.deprecations": {"_warned"},  # which warnings were given
-               "mcpkit.tracing": {"_made"}}  # the OpenTelemetry modules, once found
+               "mcpkit.deprecations": {"_warned"}}  # which warnings were given
 
 
 @dataclass(frozen=True)
