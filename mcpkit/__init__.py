@@ -15,7 +15,7 @@ byte pumps    transports.stdio transports.process transports.memory
 server        server
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.sse_store transports.http_auth transports.http
-              oauth_exchange oauth transports.http_client
+              oauth_metadata oauth_exchange oauth_dpop oauth transports.http_client
 client side   session task_client client aclient toolformats host agent
 package       mcpkit
 entry points  launch wiretap shell cli __main__

@@ -35,6 +35,11 @@ challenge. The transport (:mod:`mcpkit.transports.http_client`) hands the challe
    it returns the URL the browser was redirected to.
 6. Or, for machine clients, **client credentials** (``grant="client_credentials"``), with
    a client secret or a private key (``private_key_jwt``).
+7. **DPoP** (RFC 9449) when the authorization server offers it (``dpop=None``, the default;
+   ``True`` insists, ``False`` never): every token request and every request to the MCP
+   server carries a fresh proof signed with a key this object keeps
+   (:mod:`mcpkit.oauth_dpop`), the token is sent as ``Authorization: DPoP``, and a
+   server's ``use_dpop_nonce`` refusal is met by sending the request again with its nonce.
 
 Tokens are refreshed when they expire (and on a 401, if a refresh token is held), kept in
 a :class:`TokenStore` (:class:`MemoryTokenStore` by default) and never logged: this module
@@ -51,13 +56,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from authlib.common.errors import AuthlibBaseError
@@ -67,6 +70,20 @@ from authlib.oauth2.rfc7523 import PrivateKeyJWT
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from . import deprecations, oauth_exchange
+from .oauth_dpop import USE_NONCE, DPoPKey
+from .oauth_dpop import supported as offers_dpop
+from .oauth_metadata import (
+    Challenge,
+    OAuthError,
+    authorization_server_urls,
+    bearer_challenge,
+    get_json,
+    need_string,
+    parse_www_authenticate,
+    protected_resource_urls,
+    resource_covers,
+    scopes_of,
+)
 
 #: ``grant=``: a user at a browser; a machine with its own credentials; a workload with a
 #: JWT its platform issued (RFC 7523, SEP-1933); a user's ID token from the enterprise's
@@ -94,63 +111,8 @@ log = logging.getLogger("mcpkit.oauth")
 
 DEFAULT_TIMEOUT = 10.0  # each metadata, registration and token request
 DEFAULT_AUTHORIZE_TIMEOUT = 300.0  # the user's turn in the browser
-MAX_DOCUMENT_SIZE = 256 * 1024
 REFRESH_MARGIN = 30.0  # refresh a token that expires within this many seconds
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
-
-
-class OAuthError(Exception):
-    """The flow cannot give a token: what went wrong, said for a person (no secrets)."""
-
-
-# -- WWW-Authenticate (RFC 9110 section 11.6.1) ------------------------------------------
-
-
-class Challenge(dict[str, str]):
-    """One challenge of a ``WWW-Authenticate`` header: its auth-params (lower-case names),
-    and the scheme in :attr:`scheme` (lower case)."""
-
-    scheme: str = ""
-
-
-_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
-_PARAM = re.compile(rf'({_TOKEN})[ \t]*=[ \t]*("(?:[^"\\]|\\.)*"|[^\s,]*)')
-_SCHEME = re.compile(rf"({_TOKEN})(?:[ \t]+[A-Za-z0-9\-._~+/]+=*(?=[ \t]*(?:,|$)))?")
-_GAP = re.compile(r"[\s,]*")
-
-
-def parse_www_authenticate(header: str) -> list[Challenge]:
-    """The challenges in a ``WWW-Authenticate`` value, in order. Lenient: a part that does
-    not parse ends the list rather than raising."""
-    challenges: list[Challenge] = []
-    current: Challenge | None = None
-    at = _GAP.match(header).end()
-    while at < len(header):
-        param = _PARAM.match(header, at)
-        if param is not None and current is not None:
-            value = param.group(2)
-            if value.startswith('"'):
-                value = re.sub(r"\\(.)", r"\1", value[1:-1])
-            current[param.group(1).lower()] = value
-            at = param.end()
-        else:
-            scheme = _SCHEME.match(header, at)
-            if scheme is None or param is not None:
-                break
-            current = Challenge()
-            current.scheme = scheme.group(1).lower()
-            challenges.append(current)
-            at = scheme.end()
-        at = _GAP.match(header, at).end()
-    return challenges
-
-
-def bearer_challenge(header: str | None) -> Challenge | None:
-    """The ``Bearer`` challenge of a ``WWW-Authenticate`` value, if it has one."""
-    for challenge in parse_www_authenticate(header or ""):
-        if challenge.scheme == "bearer":
-            return challenge
-    return None
 
 
 # -- the token store ---------------------------------------------------------------------
@@ -187,92 +149,6 @@ class MemoryTokenStore:
         return f"<MemoryTokenStore: {len(self._items)} entries>"
 
 
-# -- discovery helpers --------------------------------------------------------------------
-
-
-def _origin(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
-    return parts.scheme.lower(), parts.netloc.lower()
-
-
-def resource_covers(resource: str, server_url: str) -> bool:
-    """True if the resource identifier ``resource`` is ``server_url`` or a parent of it:
-    same scheme and authority, and a path that is a prefix ending at a segment boundary."""
-    if _origin(resource) != _origin(server_url) or urlsplit(resource).fragment:
-        return False
-    want = urlsplit(resource).path.rstrip("/")
-    have = urlsplit(server_url).path.rstrip("/")
-    return have == want or have.startswith(want + "/")
-
-
-def protected_resource_urls(server_url: str) -> list[str]:
-    """RFC 9728 well-known URLs for ``server_url``: path-based first, then the root."""
-    parts = urlsplit(server_url)
-    path = parts.path.rstrip("/")
-    base = "/.well-known/oauth-protected-resource"
-    urls = [urlunsplit((parts.scheme, parts.netloc, base + path, "", ""))] if path else []
-    urls.append(urlunsplit((parts.scheme, parts.netloc, base, "", "")))
-    return urls
-
-
-def authorization_server_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata may be, in the order the MCP spec says to try them."""
-    parts = urlsplit(issuer)
-    path = parts.path.rstrip("/")
-
-    def at(p: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, p, "", ""))
-
-    if path:
-        return [at(f"/.well-known/oauth-authorization-server{path}"),
-                at(f"/.well-known/openid-configuration{path}"),
-                at(f"{path}/.well-known/openid-configuration")]
-    return [at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")]
-
-
-async def _get_json(http: httpx.AsyncClient, url: str, what: str,
-                    timeout: float) -> dict[str, Any] | None:
-    """GET a JSON document: None if the server has none there (4xx); OAuthError if it is
-    unreachable, too large, or not a JSON object."""
-    try:
-        async with http.stream("GET", url, headers={"accept": "application/json"},
-                               timeout=timeout) as response:
-            if 400 <= response.status_code < 500:
-                log.debug("%s: HTTP %s from %s", what, response.status_code, url)
-                return None
-            if response.status_code != 200:
-                raise OAuthError(f"{what}: HTTP {response.status_code} from {url}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_DOCUMENT_SIZE:
-                    raise OAuthError(f"{what} at {url} is larger than {MAX_DOCUMENT_SIZE} bytes")
-    except httpx.HTTPError as exc:
-        raise OAuthError(f"{what}: cannot fetch {url}: {exc!r}") from None
-    try:
-        document = json.loads(body)
-    except ValueError:
-        raise OAuthError(f"{what} at {url} is not JSON") from None
-    if not isinstance(document, dict):
-        raise OAuthError(f"{what} at {url} is not a JSON object")
-    return document
-
-
-def _need_string(document: dict[str, Any], field: str, what: str) -> str:
-    value = document.get(field)
-    if not isinstance(value, str) or not value:
-        raise OAuthError(f"{what} has no valid {field!r}")
-    return value
-
-
-def _scopes(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return value.split()
-    if isinstance(value, list):
-        return [s for s in value if isinstance(s, str) and s]
-    return []
-
-
 def _signing_key(pem: str | None, algorithm: str) -> Any:
     """A PEM private key as the JOSE key its algorithm needs (RS*, PS*: RSA; ES*: EC)."""
     if pem is None:
@@ -307,6 +183,8 @@ class OAuth:
     user's ID token, at ``idp_token_endpoint`` (as ``idp_client_id``) for an ID-JAG and
     presents that (enterprise-managed authorization). ``assertion`` may be a function that
     returns a fresh JWT. ``scope`` replaces the scope selection. Tokens go to ``store``.
+    ``dpop``: DPoP-bound tokens where the authorization server offers them (None), always
+    (True: an authorization server that does not offer them is an error), never (False).
     """
 
     def __init__(
@@ -329,6 +207,7 @@ class OAuth:
         store: TokenStore | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         authorize_timeout: float = DEFAULT_AUTHORIZE_TIMEOUT,
+        dpop: bool | None = None,
     ) -> None:
         if grant not in GRANTS:
             raise ValueError(f"grant must be one of {', '.join(map(repr, GRANTS))}, "
@@ -360,6 +239,8 @@ class OAuth:
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.timeout = timeout
         self.authorize_timeout = authorize_timeout
+        self.dpop = dpop
+        self._dpop_key: DPoPKey | None = None  # made at the first DPoP token request
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         # server url -> scopes a step-up already asked for (a refusal of those is final)
@@ -371,9 +252,30 @@ class OAuth:
     # -- what the transport calls ----------------------------------------------------------
 
     def current_token(self, server_url: str) -> str | None:
-        """The access token held for ``server_url`` (no refresh, no I/O)."""
+        """The access token held for ``server_url`` (no refresh, no I/O); not one bound to
+        a key this object does not hold (a store that outlived the process that made it)."""
         tokens = self.store.get(f"tokens {server_url}")
-        return tokens.get("access_token") if tokens else None
+        if not tokens:
+            return None
+        if tokens.get("jkt") is not None and (
+                self._dpop_key is None or tokens["jkt"] != self._dpop_key.thumbprint):
+            return None
+        return tokens.get("access_token")
+
+    def authorization_headers(self, server_url: str, method: str,
+                              token: str) -> dict[str, str]:
+        """The headers that present ``token`` in a ``method`` request to ``server_url``:
+        ``Authorization: Bearer``, or ``Authorization: DPoP`` and a fresh proof."""
+        tokens = self.store.get(f"tokens {server_url}") or {}
+        if (self._dpop_key is not None and tokens.get("jkt") == self._dpop_key.thumbprint
+                and tokens.get("access_token") == token):
+            return {"authorization": f"DPoP {token}",
+                    "dpop": self._dpop_key.proof(method, server_url, token)}
+        return {"authorization": f"Bearer {token}"}
+
+    def saw_dpop_nonce(self, url: str, nonce: str | None) -> bool:
+        """A server's ``DPoP-Nonce`` answer header, for the next proofs; True if it is new."""
+        return self._dpop_key is not None and self._dpop_key.saw_nonce(url, nonce)
 
     async def token(self, server_url: str) -> str | None:
         """The access token to send to ``server_url``, refreshed first if it is about to
@@ -395,12 +297,17 @@ class OAuth:
         return self.current_token(server_url)
 
     async def challenged(self, server_url: str, status: int, www_authenticate: str | None,
-                         sent_token: str | None) -> None:
+                         sent_token: str | None, dpop_nonce: str | None = None) -> None:
         """The server refused a request (401, or 403 with ``insufficient_scope``): get a
         token it may accept. Returns when the request is worth retrying; raises
-        :class:`OAuthError` when it is not."""
+        :class:`OAuthError` when it is not. ``dpop_nonce`` is the answer's ``DPoP-Nonce``."""
         challenge = bearer_challenge(www_authenticate) or Challenge()
         error = challenge.get("error")
+        if error == USE_NONCE:  # the token is fine; the proof lacked the server's nonce
+            if self.saw_dpop_nonce(server_url, dpop_nonce):
+                return
+            raise OAuthError(f"{server_url} asks for a DPoP proof with its nonce but gave "
+                             "no new one (DPoP-Nonce header)")
         step_up = status == 403
         if step_up and error != "insufficient_scope":
             raise OAuthError(f"{server_url} refused the request (HTTP 403"
@@ -409,7 +316,7 @@ class OAuth:
         async with self._flow_lock():
             if self.current_token(server_url) != sent_token:
                 return  # another request got a new token meanwhile: retry with it
-            wanted = frozenset(_scopes(challenge.get("scope")))
+            wanted = frozenset(scopes_of(challenge.get("scope")))
             if step_up and wanted and wanted <= self._stepped_up.get(server_url, frozenset()):
                 raise OAuthError(f"{server_url} still answers insufficient_scope for "
                                  f"{' '.join(sorted(wanted))} after re-authorization with "
@@ -440,14 +347,14 @@ class OAuth:
             candidates = [hinted]
         prm = None
         for url in candidates:
-            prm = await _get_json(http, url, "the protected resource metadata", self.timeout)
+            prm = await get_json(http, url, "the protected resource metadata", self.timeout)
             if prm is not None:
                 log.info("protected resource metadata: %s", url)
                 break
         if prm is None:
             raise OAuthError(f"{server_url} wants a token but publishes no protected resource "
                              f"metadata (tried {', '.join(candidates)})")
-        resource = _need_string(prm, "resource", "the protected resource metadata")
+        resource = need_string(prm, "resource", "the protected resource metadata")
         if not resource_covers(resource, server_url):
             raise OAuthError(f"the protected resource metadata is for {resource!r}, not for "
                              f"{server_url}: refusing to get a token for it")
@@ -457,7 +364,7 @@ class OAuth:
             raise OAuthError("the protected resource metadata names no authorization_servers")
         issuer = servers[0]
         for url in authorization_server_urls(issuer):
-            asm = await _get_json(http, url, "the authorization server metadata", self.timeout)
+            asm = await get_json(http, url, "the authorization server metadata", self.timeout)
             if asm is None:
                 continue
             if asm.get("issuer") != issuer:
@@ -466,7 +373,7 @@ class OAuth:
             for field in ("authorization_endpoint", "token_endpoint"):
                 if self.grant != "authorization_code" and field == "authorization_endpoint":
                     continue
-                _need_string(asm, field, f"the authorization server metadata at {url}")
+                need_string(asm, field, f"the authorization server metadata at {url}")
             log.info("authorization server metadata: %s", url)
             return prm, asm
         raise OAuthError(f"no authorization server metadata for {issuer}")
@@ -476,12 +383,12 @@ class OAuth:
         if self.scope is not None:
             wanted = self.scope.split()
         else:
-            wanted = _scopes((challenge or {}).get("scope")) or _scopes(
+            wanted = scopes_of((challenge or {}).get("scope")) or scopes_of(
                 prm.get("scopes_supported"))
         if step_up:  # the union with what was asked for before (SEP-2350)
             before = (self.store.get(f"tokens {server_url}") or {}).get("requested_scope", "")
             wanted = list(dict.fromkeys(before.split() + wanted))
-        if (self.grant == "authorization_code" and "offline_access" in _scopes(
+        if (self.grant == "authorization_code" and "offline_access" in scopes_of(
                 asm.get("scopes_supported")) and "offline_access" not in wanted):
             wanted.append("offline_access")
         return " ".join(wanted) or None
@@ -491,7 +398,7 @@ class OAuth:
     async def _client(self, http: httpx.AsyncClient, asm: dict[str, Any]) -> dict[str, Any]:
         """``{"client_id", "client_secret"?, "token_endpoint_auth_method"}`` for this AS."""
         issuer = asm["issuer"]
-        methods = _scopes(asm.get("token_endpoint_auth_methods_supported")) or [
+        methods = scopes_of(asm.get("token_endpoint_auth_methods_supported")) or [
             "client_secret_basic"]
         if self.client_id is not None:
             if self._private_key is not None:
@@ -551,17 +458,40 @@ class OAuth:
         return registered
 
     def _oauth_client(self, client: dict[str, Any], scope: str | None,
-                      issuer: str | None = None) -> AsyncOAuth2Client:
+                      issuer: str | None = None, dpop: bool = False) -> AsyncOAuth2Client:
         method: Any = client["token_endpoint_auth_method"]
         secret = client.get("client_secret")
         if method == "private_key_jwt":
             # The assertion's audience is the authorization server: its issuer.
             method = PrivateKeyJWT(token_endpoint=issuer, alg=self.signing_algorithm)
             secret = _signing_key(self._private_key, self.signing_algorithm)
+        hooks: dict[str, list[Callable[[Any], Awaitable[None]]]] = {}
+        if dpop:  # a proof on each request Authlib sends; the nonce of each answer kept
+            key = self._dpop_key = self._dpop_key or DPoPKey()
+
+            async def prove(request: Any) -> None:
+                request.headers["DPoP"] = key.proof(request.method, str(request.url))
+
+            async def keep_nonce(response: Any) -> None:
+                key.saw_nonce(str(response.request.url), response.headers.get("DPoP-Nonce"))
+
+            hooks = {"request": [prove], "response": [keep_nonce]}
         return AsyncOAuth2Client(
             client_id=client["client_id"], client_secret=secret,
             token_endpoint_auth_method=method, redirect_uri=self.redirect_uri, scope=scope,
-            code_challenge_method="S256", timeout=self.timeout, follow_redirects=False)
+            code_challenge_method="S256", timeout=self.timeout, follow_redirects=False,
+            event_hooks=hooks)
+
+    def _binds(self, asm: dict[str, Any]) -> bool:
+        """Whether to ask this authorization server for DPoP-bound tokens."""
+        if self.dpop is False:
+            return False
+        if offers_dpop(asm):
+            return True
+        if self.dpop:
+            raise OAuthError(f"{asm['issuer']} does not offer DPoP with ES256 "
+                             "(dpop_signing_alg_values_supported), and dpop=True insists")
+        return False
 
     # -- getting tokens -----------------------------------------------------------------------
 
@@ -602,7 +532,7 @@ class OAuth:
     async def _authorization_code(self, http: httpx.AsyncClient, asm: dict[str, Any],
                                   scope: str | None, resource: str) -> dict[str, Any]:
         issuer = asm["issuer"]
-        if "S256" not in _scopes(asm.get("code_challenge_methods_supported")):
+        if "S256" not in scopes_of(asm.get("code_challenge_methods_supported")):
             raise OAuthError(f"{issuer} does not advertise PKCE with S256 "
                              "(code_challenge_methods_supported): refusing to authorize")
         client = await self._client(http, asm)
@@ -648,9 +578,11 @@ class OAuth:
         endpoint = asm["token_endpoint"]
         if params.get("grant_type") in ("client_credentials", JWT_BEARER) and scope:
             params["scope"] = scope
+        bound = self._binds(asm)
         try:
-            async with self._oauth_client(client, scope, issuer) as oauth:
-                token = await oauth.fetch_token(endpoint, **params)
+            token = await _once_more_for_nonce(
+                bound, lambda: self._oauth_client(client, scope, issuer, dpop=bound),
+                lambda oauth: oauth.fetch_token(endpoint, **params))
         except AuthlibBaseError as exc:
             raise OAuthError(f"the token request to {endpoint} failed: {exc}") from None
         except _AUTHLIB_HTTP_ERRORS as exc:
@@ -661,9 +593,12 @@ class OAuth:
         if not isinstance(token.get("access_token"), str) or not token["access_token"]:
             raise OAuthError(f"the token endpoint {endpoint} returned no access_token")
         kind = str(token.get("token_type", "bearer")).lower()
-        if kind != "bearer":
+        if kind not in (("bearer", "dpop") if bound else ("bearer",)):
             raise OAuthError(f"the token endpoint {endpoint} returned a {kind!r} token; "
-                             "mcpkit sends only bearer tokens")
+                             "mcpkit sends bearer tokens, and DPoP ones where it asked")
+        if kind == "dpop":
+            assert self._dpop_key is not None
+            token["jkt"] = self._dpop_key.thumbprint
         log.info("got a token from %s (grant %s)", endpoint, params.get("grant_type"))
         return dict(token)
 
@@ -691,16 +626,22 @@ class OAuth:
         if client is None:
             return False
         endpoint = tokens["token_endpoint"]
+        bound = tokens.get("jkt") is not None
+        if bound and (self._dpop_key is None or tokens["jkt"] != self._dpop_key.thumbprint):
+            return False  # bound to a key that is gone: its refresh token is bound too
         try:
-            async with self._oauth_client(client, tokens.get("requested_scope"),
-                                          tokens.get("issuer")) as oauth:
-                fresh = await oauth.refresh_token(endpoint, refresh_token=refresh_token,
-                                                  resource=tokens.get("resource"))
+            fresh = await _once_more_for_nonce(
+                bound, lambda: self._oauth_client(client, tokens.get("requested_scope"),
+                                                  tokens.get("issuer"), dpop=bound),
+                lambda oauth: oauth.refresh_token(endpoint, refresh_token=refresh_token,
+                                                  resource=tokens.get("resource")))
         except (AuthlibBaseError, *_AUTHLIB_HTTP_ERRORS, ValueError) as exc:
             log.info("refreshing the token at %s failed: %s", endpoint, type(exc).__name__)
             return False
         if not isinstance(fresh.get("access_token"), str):
             return False
+        if bound and str(fresh.get("token_type", "")).lower() == "dpop":
+            fresh["jkt"] = tokens["jkt"]
         log.info("refreshed the token at %s", endpoint)
         self._save(server_url, dict(fresh), tokens["issuer"], tokens.get("requested_scope"),
                    endpoint, tokens.get("resource"))
@@ -721,4 +662,19 @@ class OAuth:
             "issuer": issuer,
             "token_endpoint": token_endpoint,
             "resource": resource,
+            "jkt": token.get("jkt"),  # the DPoP key's thumbprint if the token is bound to it
         })
+
+
+async def _once_more_for_nonce(bound: bool, open_client: Callable[[], AsyncOAuth2Client],
+                               call: Callable[[AsyncOAuth2Client], Awaitable[Any]]) -> Any:
+    """``call`` a fresh Authlib client; a DPoP ``use_dpop_nonce`` refusal (RFC 9449 section
+    8) is met once more, the answer's nonce now in the proof."""
+    for attempt in (1, 2):
+        try:
+            async with open_client() as oauth:
+                return await call(oauth)
+        except AuthlibBaseError as exc:
+            if not (bound and attempt == 1 and getattr(exc, "error", None) == USE_NONCE):
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -19,6 +19,8 @@ import pytest
 from mcpkit.oauth import OAuth, OAuthError, parse_www_authenticate, resource_covers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
+from dpop_check import ProofError  # noqa: E402
+from dpop_check import check as check_proof  # noqa: E402
 from oauth_as import MockAuthServer  # noqa: E402
 
 
@@ -309,3 +311,178 @@ def test_machine_grants_say_what_they_need() -> None:
         OAuth(grant="enterprise", client_id="c", assertion="id.token.jwt")
     fresh = OAuth(grant="jwt_bearer", client_id="c", assertion=lambda: "new.jwt.each-time")
     assert fresh.grant == "jwt_bearer"
+
+
+# -- DPoP (RFC 9449): tokens bound to the client's key, a fresh proof on every request ----
+
+
+class DPoPGate:
+    """A resource server that takes DPoP-bound tokens only: ``Authorization: DPoP`` with a
+    token the mock authorization server bound to a key, and a proof by that key for this
+    very request (method, URL, the token's hash, a jti never seen, its nonce when one is
+    required). ``rotate_after``: hand out a new nonce in the answer to that many requests."""
+
+    def __init__(self, app: Any, mock: MockAuthServer, nonce: str | None = None,
+                 rotate_after: int | None = None) -> None:
+        self.app = app
+        self.mock = mock
+        self.nonce = nonce
+        self.rotate_after = rotate_after
+        self.schemes: list[str] = []
+        self.proofs: list[dict[str, Any]] = []
+        self.refusals: list[str] = []
+        self._jtis: set[str] = set()
+
+    def close(self) -> None:
+        self.app.close()
+
+    async def _refuse(self, send: Any, error: str, nonce: str | None = None) -> None:
+        self.refusals.append(error)
+        metadata = f"{self.mock.base}/.well-known/oauth-protected-resource/mcp"
+        headers = [(b"content-type", b"application/json"), (
+            b"www-authenticate",
+            f'DPoP error="{error}", resource_metadata="{metadata}"'.encode())]
+        if nonce:
+            headers.append((b"dpop-nonce", nonce.encode()))
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"error":"' + error.encode() + b'"}'})
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        scheme, _, token = headers.get(b"authorization", b"").decode().partition(" ")
+        self.schemes.append(scheme)
+        if scheme != "DPoP" or token not in self.mock.bound:
+            return await self._refuse(send, "invalid_token")
+        url = f"http://{headers[b'host'].decode()}{scope['path']}"
+        try:
+            claims = check_proof(headers.get(b"dpop", b"").decode() or None, scope["method"],
+                                 url, seen_jtis=self._jtis, access_token=token,
+                                 jkt=self.mock.bound[token], nonce=self.nonce)
+        except ProofError as exc:
+            return await self._refuse(send, "use_dpop_nonce" if str(exc) == "use_dpop_nonce"
+                                      else "invalid_dpop_proof", self.nonce)
+        self.proofs.append(claims)
+        fresh = None
+        if self.rotate_after is not None and len(self.proofs) == self.rotate_after:
+            fresh = self.nonce = f"rotated-{len(self.proofs)}"
+
+        async def send_with_nonce(message: dict) -> None:
+            if fresh and message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"dpop-nonce", fresh.encode())]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_nonce)
+
+
+@pytest.fixture
+def dpop_protected(request):
+    from test_http_client import ServedApp
+
+    from mcpkit.examples import notes
+    from mcpkit.transports.http import create_app
+
+    options = getattr(request, "param", {})
+    with MockAuthServer(dpop=True, dpop_nonce=options.get("as_nonce")) as mock:
+        gate = DPoPGate(create_app(notes.server), mock, nonce=options.get("rs_nonce"),
+                        rotate_after=options.get("rotate_after"))
+        with ServedApp(gate) as served:
+            mock.prm_document = {"resource": served.url, "authorization_servers": [mock.base]}
+            yield mock, gate, served.url
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_dpop_binds_the_token_and_proves_every_request(dpop_protected, version: str) -> None:
+    from mcpkit.client import Client
+
+    mock, gate, url = dpop_protected
+    oauth = OAuth(follow)
+    with Client(url=url, version=version, auth=oauth, timeout=20) as client:
+        assert client.list_tools()
+        assert client.call_tool("notes_search", {"query": "mcp"})
+        bound_to = mock.bound[oauth.current_token(url)]
+        mock.bound.pop(oauth.current_token(url))  # the server stops taking the token
+        assert client.call_tool("notes_search", {"query": "mcp"})  # refreshed, by proof
+    assert [t["grant_type"] for t in mock.seen("/token")] == ["authorization_code",
+                                                             "refresh_token"]
+    assert len(mock.proofs) == 2 and {p["jkt"] for p in mock.proofs} == {bound_to}
+    assert mock.proof_errors == []
+    assert gate.refusals == ["invalid_token", "invalid_token"]  # no token; the dropped one
+    assert set(gate.schemes) <= {"", "DPoP"}  # never Bearer
+    methods = {p["htm"] for p in gate.proofs}
+    assert "POST" in methods and len(gate.proofs) >= 3
+    if version == "2025-11-25":
+        assert "DELETE" in methods  # the session's end carries a proof of its own too
+
+
+@pytest.mark.parametrize("dpop_protected", [
+    {"as_nonce": "as-nonce-1", "rs_nonce": "rs-nonce-1", "rotate_after": 2}], indirect=True)
+def test_dpop_nonces_are_asked_for_once_and_followed(dpop_protected) -> None:
+    from mcpkit.client import Client
+
+    mock, gate, url = dpop_protected
+    with Client(url=url, version="2026-07-28", auth=OAuth(follow), timeout=20) as client:
+        for _ in range(4):
+            assert client.call_tool("notes_search", {"query": "mcp"})
+    # The authorization server asked once; so did the resource server. Its new nonce,
+    # given in the answer to the second request, was used from then on without a refusal.
+    assert mock.proof_errors == ["use_dpop_nonce"] and len(mock.proofs) == 1
+    assert gate.refusals == ["invalid_token", "use_dpop_nonce"]
+    nonces = [p.get("nonce") for p in gate.proofs]
+    assert len(nonces) >= 4 and nonces[:2] == ["rs-nonce-1"] * 2
+    assert set(nonces[2:]) == {"rotated-2"}
+
+
+def test_a_server_that_always_wants_another_nonce_is_an_error() -> None:
+    with MockAuthServer(dpop=True, dpop_nonce="n", refuse_every_nonce=True) as mock:
+        started = time.monotonic()
+        with pytest.raises(OAuthError, match="use_dpop_nonce"):
+            run(OAuth(follow).challenged(mock.resource, 401, challenge(mock), None))
+    assert time.monotonic() - started < 10
+    assert len(mock.seen("/token")) == 2  # the first try, and one more with the nonce
+
+
+def test_dpop_true_insists_and_false_declines() -> None:
+    with MockAuthServer() as mock, pytest.raises(OAuthError, match="does not offer DPoP"):
+        run(OAuth(follow, dpop=True).challenged(mock.resource, 401, challenge(mock), None))
+    with MockAuthServer(dpop=True) as mock:
+        oauth = OAuth(follow, dpop=False)
+        run(oauth.challenged(mock.resource, 401, challenge(mock), None))
+        token = oauth.current_token(mock.resource)
+        assert token and token not in mock.bound and mock.proofs == []
+        assert oauth.authorization_headers(mock.resource, "POST", token) == {
+            "authorization": f"Bearer {token}"}
+
+
+def test_a_bound_token_is_not_used_without_its_key() -> None:
+    """A token store that outlives the process that made the key (or is shared with another
+    OAuth object) holds tokens nobody here can prove: they are not sent."""
+    with MockAuthServer(dpop=True) as mock:
+        first = OAuth(follow)
+        run(first.challenged(mock.resource, 401, challenge(mock), None))
+        assert first.current_token(mock.resource) in mock.bound
+        second = OAuth(follow, store=first.store)
+        assert second.current_token(mock.resource) is None
+        assert run(second.token(mock.resource)) is None
+
+
+def test_a_proof_names_the_request_and_nothing_else() -> None:
+    from mcpkit.oauth_dpop import DPoPKey, htu
+
+    key = DPoPKey()
+    seen: set[str] = set()
+    url = "https://h.example/mcp?x=1#f"
+    claims = check_proof(key.proof("post", url, "tok"), "POST", "https://h.example/mcp",
+                         seen_jtis=seen, access_token="tok", jkt=key.thumbprint)
+    assert htu(url) == claims["htu"] == "https://h.example/mcp" and "nonce" not in claims
+    again = check_proof(key.proof("POST", url, "tok"), "POST", url, seen_jtis=seen)
+    assert again["jti"] != claims["jti"]  # fresh each time
+    assert key.saw_nonce("https://H.example/other", "n1") and not key.saw_nonce(url, "n1")
+    assert not key.saw_nonce(url, "bad\nnonce")
+    assert check_proof(key.proof("GET", url), "GET", url, seen_jtis=seen)["nonce"] == "n1"
+    other = "https://elsewhere.example/token"
+    assert "nonce" not in check_proof(key.proof("POST", other), "POST", other, seen_jtis=seen)
+    private = key._key.as_dict(private=True)["d"]
+    assert private not in repr(key) and key.thumbprint[:8] in repr(key)

@@ -89,8 +89,12 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY_MS = 1000
 #: Reconnections in a row that bring nothing new before a resumed request is given up.
 MAX_RESUME_ATTEMPTS = 5
-#: Authorizations (401, then perhaps a 403 step-up) one request may set off before it fails.
-MAX_AUTH_RETRIES = 2
+#: Authorizations (401, then perhaps a 403 step-up, a DPoP nonce) one request may set off
+#: before it fails.
+MAX_AUTH_RETRIES = 3
+#: A DPoP server's refusal of a proof without its nonce (RFC 9449 section 9); the name is
+#: mcpkit.oauth_dpop's, not imported so that a client without OAuth imports no JOSE.
+USE_DPOP_NONCE = "use_dpop_nonce"
 _EXCERPT = 300
 # JSON-RPC errors that 2026-07-28 servers answer with HTTP 400 or 404: header mismatch,
 # missing client capability, unsupported version, method not found.
@@ -492,13 +496,15 @@ class HttpTransport:
         headers.update(self._session_headers())
         return headers
 
-    def _bodiless_headers(self, last_event_id: str | None = None) -> dict[str, str]:
+    def _bodiless_headers(self, last_event_id: str | None = None,
+                          method: str = "GET") -> dict[str, str]:
         """For the legacy session's GET (resuming after ``last_event_id``) and DELETE."""
         headers = {**self._base_headers, **self._session_headers(),
                    "accept": "text/event-stream"}
         token = self.auth.current_token(self.url) if self.auth is not None else None
         if token:
-            headers["authorization"] = f"Bearer {token}"
+            assert self.auth is not None
+            headers.update(self.auth.authorization_headers(self.url, method, token))
         del headers["content-type"]
         if last_event_id is not None:
             headers["last-event-id"] = last_event_id
@@ -527,16 +533,22 @@ class HttpTransport:
                 sent = await self._authorize(headers)
                 async with self._http.stream("POST", self.url, content=body,
                                              headers=headers) as response:
-                    # A 401 for a token just obtained for a 401 is final: no new flow.
+                    nonce = response.headers.get("dpop-nonce")
+                    # A 401 for a token just obtained for a 401 is final: no new flow
+                    # (unless all it lacked is the server's DPoP nonce).
                     challenge = None if refused == 401 == response.status_code \
+                        and USE_DPOP_NONCE not in response.headers.get("www-authenticate", "") \
                         else self._challenge(response, attempt)
                     if challenge is None:
+                        if nonce is not None and self.auth is not None:
+                            self.auth.saw_dpop_nonce(self.url, nonce)
                         await self._answer(response, request_id, method, headers)
                         return
                 assert self.auth is not None
                 refused = response.status_code
                 try:
-                    await self.auth.challenged(self.url, response.status_code, challenge, sent)
+                    await self.auth.challenged(self.url, response.status_code, challenge, sent,
+                                               dpop_nonce=nonce)
                 except Exception as exc:  # OAuthError, or a bug: this request fails
                     raise HttpFailure(f"{method}: HTTP {response.status_code} from {self.url} "
                                       f"and no token for it: {exc}",
@@ -554,8 +566,9 @@ class HttpTransport:
         if self.auth is None:
             return None
         token = await self.auth.token(self.url)
+        headers.pop("dpop", None)
         if token:
-            headers["authorization"] = f"Bearer {token}"
+            headers.update(self.auth.authorization_headers(self.url, "POST", token))
         return token
 
     def _challenge(self, response: httpx.Response, attempt: int) -> str | None:
@@ -567,7 +580,8 @@ class HttpTransport:
         challenge = response.headers.get("www-authenticate", "")
         if response.status_code == 403 and "insufficient_scope" not in challenge:
             return None
-        if response.status_code == 401 and challenge and "bearer" not in challenge.lower():
+        if response.status_code == 401 and challenge and not any(
+                scheme in challenge.lower() for scheme in ("bearer", "dpop")):
             return None
         return challenge
 
@@ -826,8 +840,8 @@ class HttpTransport:
         if self.session_id is not None:
             # A session the client no longer needs SHOULD be ended (405: the server keeps it).
             try:
-                await asyncio.wait_for(
-                    self._http.delete(self.url, headers=self._bodiless_headers()), 2.0)
+                headers = self._bodiless_headers(method="DELETE")
+                await asyncio.wait_for(self._http.delete(self.url, headers=headers), 2.0)
             except (httpx.HTTPError, TimeoutError) as exc:
                 log.debug("%s: DELETE of the session failed: %r", self.name, exc)
         await self._http.aclose()

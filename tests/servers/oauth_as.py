@@ -15,6 +15,12 @@ With ``token_format="jwt"`` it is also a token issuer for resource servers
 signing with a new key (the old one stays published); ``/introspect`` answers RFC 7662
 for the resource server client ``rs``/``rs-secret``; :meth:`sign` makes any token the tests
 need (expired, another audience, ...) with the issuer's own keys.
+
+With ``dpop=True`` it offers DPoP (RFC 9449): a token request with a proof must carry a
+good one (tests/servers/dpop_check.py; without one, the token is a bearer token), the tokens it issues are bound to the proof's key
+(``token_type: DPoP``, the key's thumbprint kept with the token, and refreshing needs a
+proof by the same key); ``dpop_nonce`` makes it require that nonce in proofs (an
+``use_dpop_nonce`` refusal hands it out), ``refuse_every_nonce`` refuses every proof so.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from dpop_check import USE_NONCE, ProofError
+from dpop_check import check as check_proof
 from joserfc import jwt
 from joserfc.jwk import ECKey, KeySet, RSAKey
 
@@ -47,7 +55,15 @@ class MockAuthServer:
                  metadata_issuer: str | None = None, iss_mode: str = "correct",
                  expires_in: int = 3600, prm_document: Any = None,
                  token_format: str = "opaque", alg: str = "RS256",
-                 subject: str = "alice") -> None:
+                 subject: str = "alice", dpop: bool = False, dpop_nonce: str | None = None,
+                 refuse_every_nonce: bool = False) -> None:
+        self.dpop = dpop
+        self.dpop_nonce = dpop_nonce
+        self.refuse_every_nonce = refuse_every_nonce
+        self.proofs: list[dict[str, Any]] = []  # the claims of every good proof, in order
+        self.proof_errors: list[str] = []
+        self._jtis: set[str] = set()
+        self.bound: dict[str, str] = {}  # access or refresh token -> the key's thumbprint
         self.scopes_supported = scopes_supported
         self.metadata_issuer = metadata_issuer
         self.iss_mode = iss_mode
@@ -144,10 +160,12 @@ class MockAuthServer:
             document["introspection_endpoint"] = f"{base}/introspect"
         if self.scopes_supported is not None:
             document["scopes_supported"] = self.scopes_supported
+        if self.dpop:
+            document["dpop_signing_alg_values_supported"] = ["ES256", "RS256"]
         return document
 
     def _issue(self, scope: str, resource: str, client_id: str,
-               subject: str | None = None) -> dict[str, Any]:
+               subject: str | None = None, jkt: str | None = None) -> dict[str, Any]:
         subject = subject or self.subject
         claims = self.claims(scope, resource, subject, client_id)
         access = (self.sign(claims) if self.token_format == "jwt"
@@ -159,11 +177,41 @@ class MockAuthServer:
                                   "subject": subject}
         answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
                                   "expires_in": self.expires_in, "refresh_token": refresh}
+        if jkt is not None:
+            self.bound[access] = self.bound[refresh] = jkt
+            answer["token_type"] = "DPoP"
         if scope:
             answer["scope"] = scope
         return answer
 
-    def _token(self, form: dict[str, str], authorization: str | None) -> tuple[int, Any]:
+    def _proof(self, proof: str | None) -> tuple[int, Any, dict[str, str]] | str | None:
+        """The thumbprint of a good token-request proof (None without DPoP), or the
+        refusal to send."""
+        if not self.dpop or proof is None:  # DPoP is offered, not required: bearer
+            return None
+        try:
+            claims = check_proof(proof, "POST", f"{self.base}/token", seen_jtis=self._jtis,
+                                 nonce=self.dpop_nonce)
+        except ProofError as exc:
+            self.proof_errors.append(str(exc))
+            if str(exc) == USE_NONCE:
+                return 400, {"error": USE_NONCE}, {"DPoP-Nonce": self.dpop_nonce or ""}
+            return 400, {"error": "invalid_dpop_proof", "error_description": str(exc)}, {}
+        if self.refuse_every_nonce:
+            return 400, {"error": USE_NONCE}, {"DPoP-Nonce": self.dpop_nonce or "n"}
+        self.proofs.append(claims)
+        return claims["jkt"]
+
+    def _token(self, form: dict[str, str], authorization: str | None,
+               proof: str | None = None) -> tuple[int, Any, dict[str, str]]:
+        jkt = self._proof(proof)
+        if isinstance(jkt, tuple):
+            return jkt  # the code (or refresh token) is not used up by a refused proof
+        status, body = self._grant(form, authorization, jkt)
+        return status, body, {}
+
+    def _grant(self, form: dict[str, str], authorization: str | None,
+               jkt: str | None) -> tuple[int, Any]:
         grant = form.get("grant_type")
         if grant == "authorization_code":
             code = self._codes.pop(form.get("code", ""), None)
@@ -176,13 +224,17 @@ class MockAuthServer:
                 return 400, {"error": "invalid_grant", "error_description": "PKCE failed"}
             if form.get("resource") != code["resource"]:
                 return 400, {"error": "invalid_target"}
-            return 200, self._issue(code["scope"], code["resource"], code["client_id"])
+            return 200, self._issue(code["scope"], code["resource"], code["client_id"],
+                                    jkt=jkt)
         if grant == "refresh_token":
-            held = self._refresh.pop(form.get("refresh_token", ""), None)
+            token = form.get("refresh_token", "")
+            if self.bound.get(token, jkt) != jkt:  # a bound refresh token needs its key
+                return 400, {"error": "invalid_grant", "error_description": "wrong key"}
+            held = self._refresh.pop(token, None)
             if held is None:
                 return 400, {"error": "invalid_grant"}
             return 200, self._issue(held["scope"], held["resource"], held["client_id"],
-                                    held["subject"])
+                                    held["subject"], jkt=jkt)
         if grant == "client_credentials":
             if not authorization or not authorization.startswith("Basic "):
                 return 401, {"error": "invalid_client"}
@@ -190,7 +242,7 @@ class MockAuthServer:
             if self.clients.get(client_id) != secret:
                 return 401, {"error": "invalid_client"}
             return 200, self._issue(form.get("scope", ""), form.get("resource", ""), client_id,
-                                    subject=client_id)
+                                    subject=client_id, jkt=jkt)
         return 400, {"error": "unsupported_grant_type"}
 
     def _introspect(self, form: dict[str, str], authorization: str | None) -> tuple[int, Any]:
@@ -278,7 +330,10 @@ class MockAuthServer:
                         self._send(404, {"error": "not_found"})
                         return
                     else:
-                        status, body = mock._token(form, self.headers.get("authorization"))
+                        status, body, headers = mock._token(
+                            form, self.headers.get("authorization"), self.headers.get("dpop"))
+                        self._send(status, body, headers)
+                        return
                 self._send(status, body)
 
         return Handler
