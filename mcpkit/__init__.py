@@ -12,7 +12,7 @@ protocol      logs versions deprecations tracing jsonrpc framing dispatch params
 definitions   schema validation content mrtr tasks
 server core   context registry connection
 byte pumps    transports.stdio transports.process transports.memory
-server        server
+server        server apps
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.sse_store transports.http_auth transports.http
               oauth_metadata oauth_exchange oauth_dpop oauth transports.http_client

@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import toolformats
+from . import apps, toolformats
 from .client import Client, ConnectionClosed, ServerError, SessionError
 
 __all__ = [
@@ -338,6 +338,8 @@ class _View:
     # (regex of the exposed template, server, prefix to strip before asking the server)
     template_routes: list[tuple[re.Pattern[str], str, str]] = field(default_factory=list)
     names: toolformats.ToolNames = field(default_factory=lambda: toolformats.ToolNames(()))
+    # exposed names of the tools only an MCP Apps view may call: never a model's
+    app_only: frozenset[str] = frozenset()
 
 
 # -- supervision ---------------------------------------------------------------------------
@@ -825,7 +827,8 @@ class Host:
             template_routes.append((_template_regex(exposed), server, prefix))
         self._view = _View(tools, prompts, resources, templates, tool_routes, prompt_routes,
                            resource_routes, template_routes,
-                           toolformats.ToolNames(t["name"] for t in tools))
+                           toolformats.ToolNames(t["name"] for t in tools),
+                           frozenset(t["name"] for t in tools if not apps.model_visible(t)))
         return warnings
 
     def _warn(self, warnings: list[str]) -> None:
@@ -836,8 +839,10 @@ class Host:
                 self._emit("collision", "", warning)
 
     def tools(self) -> list[dict[str, Any]]:
-        """The merged tool list (exposed names)."""
-        return list(self._view.tools)
+        """The merged tool list (exposed names) a model may be offered: without the tools
+        only an MCP Apps view may call (``visibility: ["app"]``)."""
+        view = self._view
+        return [t for t in view.tools if t["name"] not in view.app_only]
 
     def prompts(self) -> list[dict[str, Any]]:
         return list(self._view.prompts)
@@ -883,19 +888,44 @@ class Host:
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                   timeout: float | None = None,
                   on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Call a tool by its exposed name, on the server that offers it."""
-        server, original = self.route(name)
+        """Call a tool by its exposed name, on the server that offers it (not one only an
+        MCP Apps view may call: :meth:`call_tool_from_app` is the view's way)."""
+        server, original = self._model_route(name)
         session = self.client(server, timeout)
         options: dict[str, Any] = {"on_progress": on_progress}
         if timeout is not None:
             options["timeout"] = timeout
         return session.call_tool(original, arguments, **options)
 
+    def _model_route(self, name: str) -> tuple[str, str]:
+        server, original = self.route(name)
+        if name in self._view.app_only:
+            raise HostError(f"tool {name!r} is for {server!r}'s app view only (MCP Apps "
+                            'visibility ["app"]): a model may not call it')
+        return server, original
+
+    def call_tool_from_app(self, server: str, name: str,
+                           arguments: dict[str, Any] | None = None, *,
+                           timeout: float | None = None) -> dict[str, Any]:
+        """A ``tools/call`` from the MCP Apps view of ``server``'s tool: by the tool's own
+        name, on that server only (a view never reaches another server's tools), and only
+        if the tool's visibility includes ``"app"``."""
+        m = self._managed(server)
+        with self._cond:
+            listed = next((t for t in m.lists.get("tools", []) if t.get("name") == name), None)
+        if listed is None:
+            raise UnknownName(f"server {server!r} offers no tool named {name!r}")
+        if not apps.app_visible(listed):
+            raise HostError(f"tool {name!r} of {server!r} is not for app views (MCP Apps "
+                            'visibility without "app"): the view may not call it')
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        return self.client(server, timeout).call_tool(name, arguments, **options)
+
     def call_tool_as_task(self, name: str, arguments: dict[str, Any] | None = None, *,
                           ttl_ms: int | None = None, timeout: float | None = None) -> Any:
         """Call a tool by its exposed name as a task, on the server that offers it: a
         :class:`~mcpkit.task_client.ToolTask` (see :meth:`Client.call_tool_as_task`)."""
-        server, original = self.route(name)
+        server, original = self._model_route(name)
         return self.client(server, timeout).call_tool_as_task(original, arguments,
                                                               ttl_ms=ttl_ms)
 

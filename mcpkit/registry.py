@@ -58,14 +58,16 @@ class Listener(Protocol):
 class Tool:
     __slots__ = ("name", "fn", "input_schema", "description", "title", "annotations",
                  "output_schema", "context_param", "icons", "validator", "task_support",
-                 "defer_task")
+                 "defer_task", "meta", "listed_if")
 
     def __init__(self, name: str, fn: Callable[..., Any], input_schema: dict[str, Any],
                  description: str = "", title: str | None = None,
                  annotations: dict[str, Any] | None = None,
                  output_schema: dict[str, Any] | None = None, context_param: str | None = None,
                  icons: list[dict[str, Any]] | None = None, validator: Any = None,
-                 task_support: str = "forbidden", defer_task: bool = False) -> None:
+                 task_support: str = "forbidden", defer_task: bool = False,
+                 meta: dict[str, Any] | None = None,
+                 listed_if: Callable[[dict[str, Any]], bool] | None = None) -> None:
         self.name, self.fn, self.input_schema = name, fn, input_schema
         self.description, self.title, self.annotations = description, title, annotations
         self.output_schema, self.context_param = output_schema, context_param
@@ -73,6 +75,9 @@ class Tool:
         # The tasks extension: "forbidden", "optional" or "required"; and whether the tool
         # calls ctx.start_task() itself.
         self.task_support, self.defer_task = task_support, defer_task
+        # The definition's _meta (an extension's fields: mcpkit.apps puts its view there),
+        # and who sees the tool in tools/list: a test of the client's capabilities.
+        self.meta, self.listed_if = meta, listed_if
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -91,6 +96,8 @@ class Tool:
             out["icons"] = self.icons
         if self.task_support != "forbidden" and versions.at_least(version, "2025-11-25"):
             out["execution"] = {"taskSupport": self.task_support}
+        if self.meta:
+            out["_meta"] = self.meta
         return out
 
 
@@ -206,6 +213,9 @@ class Registry:
         self._listeners: set[Listener] = set()
         self._lock = threading.Lock()
         self.tasks = tasks_mod.TaskStore(on_status=self._task_status)
+        #: Extensions this server declares (name -> settings) in its capabilities, in both
+        #: eras (an extra member of a 2025 capabilities object, as SEP-1724 allows).
+        self.extensions: dict[str, dict[str, Any]] = {}
         self.dispatcher = self._build_dispatcher()
 
     @property
@@ -234,6 +244,8 @@ class Registry:
         icons: list[dict[str, Any]] | None = None,
         task_support: str = "forbidden",
         defer_task: bool = False,
+        meta: dict[str, Any] | None = None,
+        listed_if: Callable[[dict[str, Any]], bool] | None = None,
     ) -> Any:
         """Register a tool. Use bare (``@server.tool``) or with options.
 
@@ -242,7 +254,9 @@ class Registry:
         The hint keywords become the tool's ``annotations``. ``task_support`` (``"optional"``
         or ``"required"``) lets a call answer at once with a task and run on (see
         :mod:`mcpkit.tasks`); ``defer_task=True``: the tool starts the task itself, with
-        :meth:`Context.start_task`.
+        :meth:`Context.start_task`. ``meta`` is the definition's ``_meta``; ``listed_if``
+        (the client's capabilities -> bool) keeps the tool out of the tools/list of clients
+        it is not for (calls are not refused: the list is a courtesy, not a guard).
         """
         if task_support not in tasks_mod.TASK_SUPPORT:
             raise ValueError(f"task_support must be one of {', '.join(tasks_mod.TASK_SUPPORT)}")
@@ -278,6 +292,8 @@ class Registry:
                     validator=validation.compile_schema(in_schema),
                     task_support=task_support,
                     defer_task=defer_task,
+                    meta=meta,
+                    listed_if=listed_if,
                 )
             )
             return fn
@@ -420,6 +436,9 @@ class Registry:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.offers("prompts"):
             caps["prompts"] = {"listChanged": True}
+        if self.extensions:
+            caps["extensions"] = {name: dict(settings) for name, settings in
+                                  self.extensions.items()}
         return caps
 
     def _list_changed(self, kind: str) -> None:
@@ -474,7 +493,7 @@ class Registry:
             "capabilities": self.capabilities(),
         }
         if self.offers_tasks():
-            result["capabilities"]["extensions"] = {tasks_mod.EXTENSION: {}}
+            result["capabilities"].setdefault("extensions", {})[tasks_mod.EXTENSION] = {}
         if self.instructions:
             result["instructions"] = self.instructions
         return self._cacheable(result)
@@ -509,7 +528,9 @@ class Registry:
         return self._cacheable(result) if ctx.era == "modern" else result
 
     def _tools_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        return self._list("tools", list(self.tools.values()), params, ctx)
+        tools = [t for t in self.tools.values()
+                 if t.listed_if is None or t.listed_if(ctx.client_capabilities)]
+        return self._list("tools", tools, params, ctx)
 
     def _tools_call(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         name = params.get("name")

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import apps
+
 __all__ = [
     "ToolCall",
     "ToolNames",
@@ -109,9 +111,11 @@ def _description(tool: Mapping[str, Any]) -> str:
 
 def callable_tools(tools: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The tools a model may be offered: not those that must run as a task
-    (``execution.taskSupport: "required"``, 2025-11-25), which mcpkit's client cannot run."""
+    (``execution.taskSupport: "required"``, 2025-11-25), which a model's plain call cannot
+    run, nor those only an app's view may call (MCP Apps ``visibility: ["app"]``)."""
     return [t for t in tools
-            if (t.get("execution") or {}).get("taskSupport") != "required"]
+            if (t.get("execution") or {}).get("taskSupport") != "required"
+            and apps.model_visible(t)]
 
 
 def anthropic_tools(tools: Iterable[Mapping[str, Any]],

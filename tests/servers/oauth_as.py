@@ -17,10 +17,11 @@ for the resource server client ``rs``/``rs-secret``; :meth:`sign` makes any toke
 need (expired, another audience, ...) with the issuer's own keys.
 
 With ``dpop=True`` it offers DPoP (RFC 9449): a token request with a proof must carry a
-good one (tests/servers/dpop_check.py; without one, the token is a bearer token), the tokens it issues are bound to the proof's key
-(``token_type: DPoP``, the key's thumbprint kept with the token, and refreshing needs a
-proof by the same key); ``dpop_nonce`` makes it require that nonce in proofs (an
-``use_dpop_nonce`` refusal hands it out), ``refuse_every_nonce`` refuses every proof so.
+good one (tests/servers/dpop_check.py; without one, the token is a bearer token); the tokens
+it issues are bound to the proof's key (``token_type: DPoP``, the key's thumbprint kept with
+the token, and refreshing needs a proof by the same key); ``dpop_nonce`` makes it require
+that nonce in proofs (a ``use_dpop_nonce`` refusal hands it out), ``refuse_every_nonce``
+refuses every proof so.
 """
 
 from __future__ import annotations
