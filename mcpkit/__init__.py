@@ -16,7 +16,7 @@ server        server apps
 HTTP          transports.http_security transports.http_headers transports.http_protocol
               transports.sse_store transports.http_auth transports.http
               oauth_metadata oauth_exchange oauth_dpop oauth transports.http_client
-client side   session task_client client aclient toolformats host agent
+client side   session task_client client aclient toolformats host agent app_bridge
 package       mcpkit
 entry points  launch wiretap shell cli __main__
 course        display grading* widgets course* examples*

@@ -904,15 +904,19 @@ class Host:
                             'visibility ["app"]): a model may not call it')
         return server, original
 
+    def server_tools(self, server: str) -> list[dict[str, Any]]:
+        """The tools ``server`` lists, under their own names (app-only ones included)."""
+        m = self._managed(server)
+        with self._cond:
+            return list(m.lists.get("tools", []))
+
     def call_tool_from_app(self, server: str, name: str,
                            arguments: dict[str, Any] | None = None, *,
                            timeout: float | None = None) -> dict[str, Any]:
         """A ``tools/call`` from the MCP Apps view of ``server``'s tool: by the tool's own
         name, on that server only (a view never reaches another server's tools), and only
         if the tool's visibility includes ``"app"``."""
-        m = self._managed(server)
-        with self._cond:
-            listed = next((t for t in m.lists.get("tools", []) if t.get("name") == name), None)
+        listed = next((t for t in self.server_tools(server) if t.get("name") == name), None)
         if listed is None:
             raise UnknownName(f"server {server!r} offers no tool named {name!r}")
         if not apps.app_visible(listed):

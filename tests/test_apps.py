@@ -199,8 +199,9 @@ def ext_apps_schema(node: str) -> dict[str, Any]:
 
 
 def _validator(schema: dict[str, Any], name: str) -> jsonschema.Validator:
-    definition = {**schema["$defs"][name], "$defs": schema["$defs"]}
-    return jsonschema.Draft202012Validator(definition)
+    definition = schema["$defs"][name]  # its own $defs (if any) win: refs are local
+    return jsonschema.Draft202012Validator({**definition, "$defs": {
+        **schema["$defs"], **definition.get("$defs", {})}})
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
