@@ -19,7 +19,7 @@ HTTP          transports.http_security transports.http_headers transports.http_p
 client side   session task_client client aclient toolformats host agent app_bridge
 package       mcpkit
 entry points  launch wiretap shell cli __main__
-course        display grading* widgets course* examples*
+course        display grading* widgets app_widget course* examples*
 ============  ==========================================================================
 
 - *protocol*: bytes <-> messages (:mod:`~mcpkit.framing`), JSON-RPC kinds and errors

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "CAPABILITIES",
     "EXTENSION",
     "MIME_TYPE",
     "add_view",
@@ -55,6 +56,9 @@ MIME_TYPE = "text/html;profile=mcp-app"
 #: The revision of the view <-> host protocol this module follows.
 APPS_VERSION = "2026-01-26"
 SETTINGS: dict[str, Any] = {"mimeTypes": [MIME_TYPE]}
+#: What a client that shows views declares: ``Client(..., capabilities=apps.CAPABILITIES)``,
+#: ``Host(..., client_options={"capabilities": apps.CAPABILITIES})``.
+CAPABILITIES: dict[str, Any] = {"extensions": {EXTENSION: SETTINGS}}
 VISIBILITY = ("model", "app")
 CSP_FIELDS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")

@@ -321,7 +321,10 @@ class _View:
         return self._html()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle = dict(self.box._repr_mimebundle_(include=include, exclude=exclude) or {})
+        live = self.box._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if isinstance(live, tuple):  # anywidget's widgets give (data, metadata)
+            live = live[0]
+        bundle = dict(live)
         bundle["text/plain"] = self._text()
         bundle["text/html"] = self._html()
         return bundle

@@ -221,3 +221,21 @@ def test_what_mcpkit_sends_validates_against_the_extension_schema(ext_apps_schem
         tool_meta.validate({"resourceUri": "ui://a", "visibility": ["agent"]})
     with pytest.raises(jsonschema.ValidationError):
         resource_meta.validate({"csp": {"connect": ["https://a.com"]}})
+
+
+def test_the_policy_comes_before_anything_in_the_page_can_run() -> None:
+    pytest.importorskip("anywidget")
+    from mcpkit.app_widget import with_policy
+
+    policy, _ = apps.content_security_policy(None)
+    meta = '<meta http-equiv="Content-Security-Policy" content="default-src &#x27;none&#x27;'
+    for page in ("<!doctype html><script>fetch('x')</script><html></html>",
+                 "  <!DOCTYPE html>\n<html><head></head></html>",
+                 "<script>fetch('x')</script>", ""):
+        framed = with_policy(page, policy)
+        first_script = framed.find("<script")
+        assert meta in framed and (first_script == -1 or framed.index(meta) < first_script)
+        assert framed.replace(framed[framed.index(meta):framed.index(">", framed.index(meta))
+                                     + 1], "") == page  # nothing else changed
+    quoted = with_policy("<p>", 'x" onload="alert(1)')
+    assert 'onload="' not in quoted  # a policy cannot break out of its attribute

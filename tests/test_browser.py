@@ -20,6 +20,7 @@ unless ``MCPKIT_REQUIRE_BROWSER=1`` (set by ``.ci/run``) makes that a failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -177,6 +178,21 @@ WORDS = {
 }
 
 
+@contextlib.contextmanager
+def _page(browser, shots: Path, name: str, width: int):
+    """A fresh page; on any failure, a screenshot ``<name>-failure.png`` first."""
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    try:
+        yield page
+    except Exception:
+        page.screenshot(path=shots / f"{name}-failure.png")
+        raise
+    finally:
+        context.close()
+
+
 def _open(page, base: str, token: str, path: str) -> None:
     page.goto(f"{base}{path}?reset&token={token}")  # reset: no tabs restored from before
     page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").first.wait_for(
@@ -202,10 +218,7 @@ def test_a_learner_in_jupyterlab(lang, lab_server, browser, shots):
     base, token = lab_server
     words = WORDS[lang]
     started = time.monotonic()
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(WAIT_MS)
-    try:
+    with _page(browser, shots, lang, 1400) as page:
         # 1. The start page is what JupyterLab opens by default.
         page.goto(f"{base}/?token={token}")  # the server sends it on to default_url
         page.get_by_role("heading", name=words["start"]).first.wait_for()
@@ -281,10 +294,120 @@ def test_a_learner_in_jupyterlab(lang, lab_server, browser, shots):
         graded.first.locator(".jp-OutputArea-output").get_by_text(words["ok"]).wait_for()
         graded.first.scroll_into_view_if_needed()
         page.screenshot(path=shots / f"{lang}-6-lab-passed.png")
-    except Exception:
-        page.screenshot(path=shots / f"{lang}-failure.png")
-        raise
-    finally:
-        context.close()
     # Reported, not asserted: CI time is a budget, not a behaviour.
     print(f"{lang}: {time.monotonic() - started:.1f} s in the browser")
+
+
+# -- MCP Apps: a tool's view, hosted by the notebook (mcpkit.app_widget) --------------------
+
+APP_CELLS = [
+    "from mcpkit import Host, apps\n"
+    "from mcpkit.app_widget import AppView\n"
+    "from mcpkit.examples import poll\n"
+    "from mcpkit.grading import set_language\n"
+    "set_language({lang!r})\n"
+    "host = Host({{'mcpServers': {{'poll': {{'server': poll.server}}}}}},\n"
+    "            client_options={{'capabilities': apps.CAPABILITIES}})\n"
+    "host.start()",
+    "view = AppView(host, 'poll_ask',\n"
+    "               {{'question': 'Tea or coffee?', 'choices': ['tea', 'coffee']}})\n"
+    "view",
+    "print([entry['outcome'] for entry in view.bridge.audit])",
+]
+
+APP_WORDS = {
+    "en": {"reset": "Reset the votes", "tell": "Tell the assistant", "about": "About MCP Apps",
+           "yes": "Allow", "no": "Refuse", "may_change": "may change things",
+           "messages": "Messages from the view"},
+    "es": {"reset": "Poner los votos a cero", "tell": "Contárselo al asistente",
+           "about": "Qué es MCP Apps", "yes": "Permitir", "no": "Rechazar",
+           "may_change": "puede cambiar cosas", "messages": "Mensajes de la vista"},
+}
+
+
+def _put_notebook(base: str, token: str, path: str, sources: list[str]) -> None:
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {
+        "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                       "language": "python"}},
+        "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": s,
+                   "outputs": [], "execution_count": None} for i, s in enumerate(sources)]}
+    request = urllib.request.Request(
+        f"{base}/api/contents/{path}?token={token}", method="PUT",
+        data=json.dumps({"type": "notebook", "format": "json", "content": notebook}).encode(),
+        headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).close()
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_an_mcp_apps_view_in_the_notebook(lang, lab_server, browser, shots):
+    """The poll's board renders in its sandboxed iframe; its buttons make tools/call
+    requests that the server answers; the host refuses what the view may not do."""
+    base, token = lab_server
+    words = APP_WORDS[lang]
+    path = f"work/app_view_{lang}.ipynb"
+    _put_notebook(base, token, path, [c.format(lang=lang) for c in APP_CELLS])
+    with _page(browser, shots, f"app-{lang}", 1200) as page:
+        _open(page, base, token, f"/lab/tree/{path}")
+        _run_through(page, 1)
+        frame = page.frame_locator(".mcpkit-app-frame")
+        frame.locator("#question").get_by_text("Tea or coffee?").wait_for()
+        frame.locator("#counts").get_by_text("tea: 0 · coffee: 0").wait_for()
+        page.screenshot(path=shots / f"app-{lang}-1-board.png")
+
+        # A click in the view: tools/call poll_vote, answered by the server, shown.
+        frame.get_by_role("button", name="tea").click()
+        frame.locator("#counts").get_by_text("tea: 1 · coffee: 0").wait_for()
+        # ... and the view told the model (ui/update-model-context), shown in the notebook.
+        page.locator(".mcpkit-app-context").get_by_text('"tea": 1').wait_for()
+
+        # A destructive tool: the learner is asked; "no" reaches the view as a refusal.
+        frame.get_by_role("button", name=words["reset"]).click()
+        question = page.locator(".mcpkit-app-question")
+        question.get_by_text(words["may_change"]).wait_for()
+        page.screenshot(path=shots / f"app-{lang}-2-confirm.png")
+        question.get_by_role("button", name=words["no"]).click()
+        frame.locator("#status").get_by_text("declined").wait_for()
+        frame.get_by_role("button", name=words["reset"]).click()
+        question.get_by_role("button", name=words["yes"]).click()
+        frame.locator("#counts").get_by_text("tea: 0 · coffee: 0").wait_for()
+
+        # A message for the conversation; a link, refused by the learner.
+        frame.get_by_role("button", name="coffee").click()
+        frame.get_by_role("button", name=words["tell"]).click()
+        page.locator(".mcpkit-app-messages").get_by_text("coffee: 1").wait_for()
+        frame.get_by_text(words["about"]).click()
+        question.get_by_text("modelcontextprotocol.io").wait_for()
+        question.get_by_role("button", name=words["no"]).click()
+        frame.locator("#status").get_by_text("Link opening denied by user").wait_for()
+        page.screenshot(path=shots / f"app-{lang}-3-messages.png")
+
+        # What the host refuses, tried from inside the view.
+        view = page.locator(".mcpkit-app-frame").element_handle().content_frame()
+        refused = view.evaluate("request('tools/call', {name: 'poll_close', arguments: {}})"
+                                ".then(() => 'called', (e) => e.code)")
+        assert refused == -32000  # a tool for the model only
+        violation = view.evaluate(
+            """(url) => new Promise((done) => {
+                 document.addEventListener('securitypolicyviolation',
+                   (e) => done('csp ' + e.effectiveDirective));
+                 fetch(url).then(() => done('fetched'), () => {});
+                 setTimeout(() => done('no violation'), 5000);
+               })""", f"{base}/api/status")
+        assert violation == "csp connect-src"  # an origin the view did not declare
+        before = page.url
+        navigated = view.evaluate(
+            "() => { try { window.top.location.href = 'https://example.com/'; "
+            "return 'no error'; } catch (e) { return e.name; } }")
+        page.wait_for_timeout(500)
+        assert page.url == before, navigated  # the notebook stayed where it was
+        cookie = view.evaluate("() => { try { return document.cookie; } "
+                               "catch (e) { return e.name; } }")
+        assert cookie == "SecurityError"  # an opaque origin: no cookies of the notebook's
+
+        # The kernel's record of the view's calls, printed by the next cell.
+        panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        panel.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()
+        page.keyboard.press("Shift+Enter")
+        panel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output").get_by_text(
+            "['ok', 'declined', 'ok', 'ok', 'refused']").wait_for()
+        page.screenshot(path=shots / f"app-{lang}-4-audit.png")
