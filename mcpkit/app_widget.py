@@ -21,8 +21,10 @@ The spec asks web hosts for a second, intermediate iframe on another origin (the
 proxy), which a host needs when it serves views from its own origin. A notebook serves none:
 the view is a ``srcdoc`` document with an opaque origin, so the single sandboxed frame gives
 the same separation, and the proxy's two ``ui/notifications/sandbox-*`` messages are not
-used. Messages from the view are handled one at a time on a worker thread, so a question to
-the learner (a destructive call, a link) can wait for a click without blocking the kernel.
+used. Messages from the view are handled in order on a worker thread, so that nothing
+blocks the kernel; the two requests that may wait for the learner's click (``tools/call``
+of a possibly destructive tool, ``ui/open-link``) run on a small pool of their own, so that
+a question left open does not hold up the view's other messages.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from .widgets import _View
 __all__ = ["AppView", "with_policy"]
 
 ANSWER_TIMEOUT = 120.0  # a question to the learner that nobody answers is a "no"
+MAY_WAIT = frozenset({"tools/call", "ui/open-link"})  # requests that may ask the learner
+WAITING_WORKERS = 4
 TEARDOWN_TIMEOUT = 3.0
 
 _LABELS = {
@@ -54,9 +58,9 @@ _LABELS = {
            "text": "MCP Apps view {uri} of {tool} (server {server})"},
     "es": {"confirm": "La vista quiere llamar a {name} con {arguments}. Esta herramienta "
            "puede cambiar cosas. ¿Lo permites?", "link": "La vista quiere abrir {url}. "
-           "¿La abro?", "yes": "Permitir", "no": "Rechazar",
+           "¿Permites que se abra?", "yes": "Permitir", "no": "Rechazar",
            "messages": "Mensajes de la vista", "context": "Lo que la vista le dijo al modelo",
-           "text": "vista de MCP Apps {uri} de {tool} (servidor {server})"},
+           "text": "Vista de MCP Apps {uri} de la herramienta {tool} (servidor {server})"},
 }
 
 _DOCTYPE = re.compile(r"\A\s*(<!doctype[^>]*>)?", re.IGNORECASE)
@@ -185,6 +189,8 @@ class AppView(_View):
         self._asked = 0
         self._lock = threading.Lock()
         self._worker = concurrent.futures.ThreadPoolExecutor(1, "mcpkit-app-view")
+        self._waiting = concurrent.futures.ThreadPoolExecutor(WAITING_WORKERS,
+                                                              "mcpkit-app-view-ask")
         self.box.on_msg(self._on_msg)
         self.result: dict[str, Any] | None = None
         self._worker.submit(self._call, host, tool, dict(arguments or {}))
@@ -215,7 +221,10 @@ class AppView(_View):
                 waiting[1].append(content.get("yes") is True)
                 waiting[0].set()
         elif content.get("kind") == "from_view":
-            self._worker.submit(lambda: self._post(self.bridge.receive(content.get("message"))))
+            message = content.get("message")
+            may_wait = isinstance(message, dict) and message.get("method") in MAY_WAIT
+            pool = self._waiting if may_wait and "id" in message else self._worker
+            pool.submit(lambda: self._post(self.bridge.receive(message)))
 
     def _ask(self, text: str, url: str | None = None) -> bool:
         """Ask the learner in the widget; wait (bounded) for the click."""
@@ -267,7 +276,8 @@ class AppView(_View):
                     break
                 deadline.wait(0.05)
             self.box.send({"kind": "remove"})
-            self._worker.shutdown(wait=False, cancel_futures=True)
+            for pool in (self._worker, self._waiting):
+                pool.shutdown(wait=False, cancel_futures=True)
 
         threading.Thread(target=finish, name="mcpkit-app-teardown", daemon=True).start()
 

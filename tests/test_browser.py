@@ -320,7 +320,7 @@ APP_WORDS = {
            "yes": "Allow", "no": "Refuse", "may_change": "may change things",
            "messages": "Messages from the view"},
     "es": {"reset": "Poner los votos a cero", "tell": "Contárselo al asistente",
-           "about": "Qué es MCP Apps", "yes": "Permitir", "no": "Rechazar",
+           "about": "Acerca de MCP Apps", "yes": "Permitir", "no": "Rechazar",
            "may_change": "puede cambiar cosas", "messages": "Mensajes de la vista"},
 }
 
@@ -411,3 +411,58 @@ def test_an_mcp_apps_view_in_the_notebook(lang, lab_server, browser, shots):
         panel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output").get_by_text(
             "['ok', 'declined', 'ok', 'ok', 'refused']").wait_for()
         page.screenshot(path=shots / f"app-{lang}-4-audit.png")
+
+
+def test_an_official_ext_apps_server_in_the_notebook(lab_server, browser, shots, node):
+    """Interop: the ext-apps project's own example server (npm, pinned in
+    interop/package-lock.json), whose view is built on the official app-side library (its
+    App class), hosted by the notebook: the handshake, a tool call from the view, a message,
+    a log line and a link go through mcpkit's host side."""
+    base, token = lab_server
+    server = (ROOT / "interop" / "node_modules" / "@modelcontextprotocol"
+              / "server-basic-vanillajs" / "dist" / "index.js")
+    cells = [
+        "from mcpkit import Host, apps\n"
+        "from mcpkit.app_widget import AppView\n"
+        f"host = Host({{'mcpServers': {{'basic': {{'command': {node!r},\n"
+        f"                                       'args': [{str(server)!r}, '--stdio']}}}}}},\n"
+        "            client_options={'capabilities': apps.CAPABILITIES})\n"
+        "host.start()",
+        "view = AppView(host, 'get-time', {})\nview",
+        "print([(e['tool'], e['outcome']) for e in view.bridge.audit], view.bridge.log,\n"
+        "      view.bridge.messages)",
+    ]
+    path = "work/app_view_ext_apps.ipynb"
+    _put_notebook(base, token, path, cells)
+    with _page(browser, shots, "ext-apps", 1200) as page:
+        _open(page, base, token, f"/lab/tree/{path}")
+        _run_through(page, 1)
+        frame = page.frame_locator(".mcpkit-app-frame")
+        time_shown = frame.locator("#server-time")
+        time_shown.get_by_text(re.compile(r"\d{4}-\d\d-\d\dT")).wait_for()  # tool-result
+        first = time_shown.inner_text()
+        # callServerTool -> tools/call. The tool says nothing of itself (no annotations), so
+        # the host asks first (lesson 10's rule); while it asks, the view's other messages
+        # still go through.
+        frame.locator("#get-time-btn").click()
+        question = page.locator(".mcpkit-app-question")
+        question.get_by_text("get-time").wait_for()
+        frame.locator("#message-text").fill("hello from the official view")
+        frame.locator("#send-message-btn").click()
+        page.locator(".mcpkit-app-messages").get_by_text("hello from the official view") \
+            .wait_for()
+        question.get_by_role("button", name="Allow").click()
+        frame.locator("#server-time").filter(has_not_text=first).wait_for()
+        frame.locator("#log-text").fill("a log line")
+        frame.locator("#send-log-btn").click()
+        frame.locator("#open-link-btn").click()
+        question.get_by_text("https://modelcontextprotocol.io/").wait_for()
+        page.screenshot(path=shots / "ext-apps-1-view.png")
+        question.get_by_role("button", name="Refuse").click()
+        panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        panel.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()
+        page.keyboard.press("Shift+Enter")
+        printed = panel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output")
+        printed.get_by_text("[('get-time', 'ok')]").wait_for()
+        assert "a log line" in printed.inner_text()
+        page.screenshot(path=shots / "ext-apps-2-audit.png")

@@ -42,7 +42,7 @@ const WORDS = {
   en: {reset: "Reset the votes", tell: "Tell the assistant", about: "About MCP Apps",
        votes: "votes", closed: "closed"},
   es: {reset: "Poner los votos a cero", tell: "Contárselo al asistente",
-       about: "Qué es MCP Apps", votes: "votos", closed: "cerrada"},
+       about: "Acerca de MCP Apps", votes: "votos", closed: "cerrada"},
 };
 let words = WORDS.en, counts = {}, nextId = 1;
 const waiting = new Map();
