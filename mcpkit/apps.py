@@ -149,8 +149,11 @@ def add_view(server: Any, uri: str, html: str | Callable[[], str], *,
         return [contents]
 
     read.__doc__ = description
+    # _meta.ui on the listed resource too: a host may review a view's needs when it
+    # connects, before any tool is called (the official Python SDK does the same).
     server.resource(uri, name=name or uri[len("ui://"):].replace("/", "_"), title=title,
-                    description=description, mime_type=MIME_TYPE)(read)
+                    description=description, mime_type=MIME_TYPE,
+                    meta={"ui": ui} if ui else None)(read)
     declare(server)
 
 

@@ -103,15 +103,15 @@ class Tool:
 
 class Resource:
     __slots__ = ("uri", "fn", "name", "description", "mime_type", "title", "pattern",
-                 "context_param")
+                 "context_param", "meta")
 
     def __init__(self, uri: str, fn: Callable[..., Any], name: str, description: str = "",
                  mime_type: str | None = None, title: str | None = None,
                  pattern: re.Pattern[str] | None = None,  # set for templates
-                 context_param: str | None = None) -> None:
+                 context_param: str | None = None, meta: dict[str, Any] | None = None) -> None:
         self.uri, self.fn, self.name, self.description = uri, fn, name, description
         self.mime_type, self.title, self.pattern = mime_type, title, pattern
-        self.context_param = context_param
+        self.context_param, self.meta = context_param, meta
 
     def __repr__(self) -> str:
         return f"Resource({self.uri!r})"
@@ -125,6 +125,8 @@ class Resource:
             out["description"] = self.description
         if self.mime_type:
             out["mimeType"] = self.mime_type
+        if self.meta:
+            out["_meta"] = self.meta
         return out
 
 
@@ -318,11 +320,12 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = "text/plain",
+        meta: dict[str, Any] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a resource; a URI with ``{variables}`` makes a resource template.
 
         The function gets the template variables as keyword arguments and returns text,
-        bytes, or a list of ``contents`` dicts.
+        bytes, or a list of ``contents`` dicts. ``meta`` is the listed entry's ``_meta``.
         """
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -336,6 +339,7 @@ class Registry:
                 title=title,
                 pattern=_template_pattern(uri) if "{" in uri else None,
                 context_param=_context_param(fn),
+                meta=meta,
             )
             with self._lock:
                 (self.templates if entry.pattern else self.resources)[uri] = entry

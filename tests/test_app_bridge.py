@@ -227,3 +227,30 @@ def test_what_the_bridge_sends_validates_against_the_extension_schema(node, host
     check("McpUiResourceTeardownRequest", body(bridge.teardown()))
     with pytest.raises(jsonschema.ValidationError):
         check("McpUiInitializeResult", {**result, "hostContext": {"theme": "blue"}})
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_an_app_served_by_the_official_python_sdk(version: str) -> None:
+    """The official Python SDK 2.3.0 serves an app (mcp.server.apps.Apps,
+    tests/servers/sdk_apps_server.py): mcpkit's host side reads and drives it the same way.
+    (The SDK declares the extension only in 2026-07-28, with empty settings, and lists its
+    app-only tool to every client: the host's own rules keep it from the model.)"""
+    import sys
+
+    server = [sys.executable, str(ROOT / "tests" / "servers" / "sdk_apps_server.py")]
+    config = {"mcpServers": {"sdk": {"command": server[0], "args": server[1:],
+                                     "version": version}}}
+    with Host(config, client_options={"capabilities": DECLARES}) as running:
+        assert [t["name"] for t in running.tools()] == ["tally_show"]
+        asked: list[str] = []  # the SDK's tools say nothing of themselves: the host asks
+        bridge = AppBridge(running, "sdk", "tally_show",
+                           confirm=lambda name, arguments: asked.append(name) or True)
+        view = bridge.open()
+        assert "tally" in view.html and view.prefers_border is True
+        bridge.deliver_result(running.call_tool("tally_show"))
+        bridge.receive(INIT)
+        tool_input, tool_result = bridge.receive(READY)
+        assert tool_result["params"]["content"][0]["text"] == "0"
+        [added] = bridge.receive(request(2, "tools/call", name="tally_add", arguments={}))
+        assert added["result"]["content"][0]["text"] == "1"
+        assert bridge.audit[-1]["outcome"] == "ok" and asked == ["tally_add"]

@@ -67,6 +67,7 @@ def test_a_client_with_views_sees_the_extension_the_view_and_every_tool(version:
         assert "_meta" not in tools["plain"]
         [listed] = client.list_resources()
         assert listed["uri"] == "ui://poll/board" and listed["mimeType"] == apps.MIME_TYPE
+        assert listed["_meta"]["ui"]["prefersBorder"] is True  # reviewable when connecting
         [contents] = client.read_resource("ui://poll/board")["contents"]
         assert contents["text"] == VIEW and contents["mimeType"] == apps.MIME_TYPE
         assert contents["_meta"]["ui"] == {

@@ -413,31 +413,36 @@ def test_an_mcp_apps_view_in_the_notebook(lang, lab_server, browser, shots):
         page.screenshot(path=shots / f"app-{lang}-4-audit.png")
 
 
-def test_an_official_ext_apps_server_in_the_notebook(lab_server, browser, shots, node):
-    """Interop: the ext-apps project's own example server (npm, pinned in
-    interop/package-lock.json), whose view is built on the official app-side library (its
-    App class), hosted by the notebook: the handshake, a tool call from the view, a message,
-    a log line and a link go through mcpkit's host side."""
+def test_apps_of_official_peers_in_the_notebook(lab_server, browser, shots, node):
+    """Interop, two peers under the notebook host at once. The ext-apps project's own example
+    server (npm, pinned in interop/package-lock.json), whose view is built on the official
+    app-side library (its App class): the handshake, a tool call from the view, a message, a
+    log line and a link. And an app served by the official Python SDK
+    (tests/servers/sdk_apps_server.py): a click that calls its app-only tool."""
     base, token = lab_server
-    server = (ROOT / "interop" / "node_modules" / "@modelcontextprotocol"
-              / "server-basic-vanillajs" / "dist" / "index.js")
+    basic = (ROOT / "interop" / "node_modules" / "@modelcontextprotocol"
+             / "server-basic-vanillajs" / "dist" / "index.js")
+    sdk = ROOT / "tests" / "servers" / "sdk_apps_server.py"
     cells = [
         "from mcpkit import Host, apps\n"
         "from mcpkit.app_widget import AppView\n"
-        f"host = Host({{'mcpServers': {{'basic': {{'command': {node!r},\n"
-        f"                                       'args': [{str(server)!r}, '--stdio']}}}}}},\n"
-        "            client_options={'capabilities': apps.CAPABILITIES})\n"
+        f"host = Host({{'mcpServers': {{\n"
+        f"    'basic': {{'command': {node!r}, 'args': [{str(basic)!r}, '--stdio']}},\n"
+        f"    'sdk': {{'command': {sys.executable!r}, 'args': [{str(sdk)!r}]}}}}}},\n"
+        "    client_options={'capabilities': apps.CAPABILITIES})\n"
         "host.start()",
         "view = AppView(host, 'get-time', {})\nview",
+        "tally = AppView(host, 'tally_show', {})\ntally",
         "print([(e['tool'], e['outcome']) for e in view.bridge.audit], view.bridge.log,\n"
-        "      view.bridge.messages)",
+        "      view.bridge.messages, [e['outcome'] for e in tally.bridge.audit])",
     ]
-    path = "work/app_view_ext_apps.ipynb"
+    path = "work/app_view_peers.ipynb"
     _put_notebook(base, token, path, cells)
-    with _page(browser, shots, "ext-apps", 1200) as page:
+    with _page(browser, shots, "peers", 1200) as page:
         _open(page, base, token, f"/lab/tree/{path}")
-        _run_through(page, 1)
-        frame = page.frame_locator(".mcpkit-app-frame")
+        _run_through(page, 2)
+        frame = page.frame_locator(".mcpkit-app-frame >> nth=0")
+        question = page.locator(".mcpkit-app").nth(0).locator(".mcpkit-app-question")
         time_shown = frame.locator("#server-time")
         time_shown.get_by_text(re.compile(r"\d{4}-\d\d-\d\dT")).wait_for()  # tool-result
         first = time_shown.inner_text()
@@ -445,7 +450,6 @@ def test_an_official_ext_apps_server_in_the_notebook(lab_server, browser, shots,
         # the host asks first (lesson 10's rule); while it asks, the view's other messages
         # still go through.
         frame.locator("#get-time-btn").click()
-        question = page.locator(".mcpkit-app-question")
         question.get_by_text("get-time").wait_for()
         frame.locator("#message-text").fill("hello from the official view")
         frame.locator("#send-message-btn").click()
@@ -457,12 +461,23 @@ def test_an_official_ext_apps_server_in_the_notebook(lab_server, browser, shots,
         frame.locator("#send-log-btn").click()
         frame.locator("#open-link-btn").click()
         question.get_by_text("https://modelcontextprotocol.io/").wait_for()
-        page.screenshot(path=shots / "ext-apps-1-view.png")
+        page.screenshot(path=shots / "peers-1-ext-apps-view.png")
         question.get_by_role("button", name="Refuse").click()
+
+        tally = page.frame_locator(".mcpkit-app-frame >> nth=1")
+        tally.locator("#count").get_by_text("0").wait_for()  # the SDK's tool result
+        tally.get_by_role("button", name="+1").click()
+        page.locator(".mcpkit-app").nth(1).locator(".mcpkit-app-question") \
+            .get_by_role("button", name="Allow").click()
+        tally.locator("#count").get_by_text("1").wait_for()  # the SDK server counted it
+        page.locator(".mcpkit-app").nth(1).scroll_into_view_if_needed()
+        page.screenshot(path=shots / "peers-2-sdk-view.png")
+
         panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-        panel.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()
+        panel.locator(".jp-Cell").nth(3).locator(".jp-InputPrompt").click()
         page.keyboard.press("Shift+Enter")
-        printed = panel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output")
+        printed = panel.locator(".jp-Cell").nth(3).locator(".jp-OutputArea-output")
         printed.get_by_text("[('get-time', 'ok')]").wait_for()
         assert "a log line" in printed.inner_text()
-        page.screenshot(path=shots / "ext-apps-2-audit.png")
+        assert printed.inner_text().rstrip().endswith("['ok']")
+        page.screenshot(path=shots / "peers-3-audit.png")
