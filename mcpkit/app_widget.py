@@ -5,6 +5,10 @@
     view.bridge.audit            # what the view asked for, and what became of it
     view.close()                 # ui/resource-teardown, answered, then the iframe goes
 
+With ``log="view.wire"`` every ``postMessage`` each way is also written in the record format
+of :mod:`mcpkit.wiretap` (the view as the client, the host as the server), so that
+``WireInspector("view.wire", live=True)`` shows the view's traffic beside a server's.
+
 Theory of operation
 -------------------
 Three parties, as in any web host. The kernel holds the :class:`~mcpkit.host.Host` and one
@@ -34,6 +38,8 @@ import html
 import json
 import re
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -173,7 +179,10 @@ class AppView(_View):
     replaces the question the widget asks before a possibly destructive call."""
 
     def __init__(self, host: Any, tool: str, arguments: dict[str, Any] | None = None, *,
-                 confirm: Any = None, max_height: int = 600) -> None:
+                 confirm: Any = None, max_height: int = 600,
+                 log: str | Path | None = None) -> None:
+        self.log = Path(log) if log is not None else None
+        self._log_lock = threading.Lock()
         self.language = get_language()
         self._labels = _LABELS.get(self.language, _LABELS["en"])
         server, original = host.route(tool)
@@ -208,8 +217,20 @@ class AppView(_View):
 
     def _post(self, messages: list[dict[str, Any]]) -> None:
         for message in messages:
+            self._record(b"<", message)
             self.box.send({"kind": "to_view", "message": message})
         self._refresh_panel()
+
+    def _record(self, mark: bytes, message: Any) -> None:
+        """One wiretap record: ``>`` from the view (the client), ``<`` to it."""
+        if self.log is None:
+            return
+        try:
+            data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        except (TypeError, ValueError):
+            data = repr(message).encode()
+        with self._log_lock, self.log.open("ab") as out:
+            out.write(b"%.6f %s %s\n" % (time.time(), mark, data))
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
@@ -224,6 +245,7 @@ class AppView(_View):
             message = content.get("message")
             may_wait = isinstance(message, dict) and message.get("method") in MAY_WAIT
             pool = self._waiting if may_wait and "id" in message else self._worker
+            self._record(b">", message)
             pool.submit(lambda: self._post(self.bridge.receive(message)))
 
     def _ask(self, text: str, url: str | None = None) -> bool:
@@ -267,7 +289,7 @@ class AppView(_View):
         the answer reaches the kernel only when the cell that called this has finished."""
         if self.bridge.torn_down:
             return
-        self.box.send({"kind": "to_view", "message": self.bridge.teardown()})
+        self._post([self.bridge.teardown()])
 
         def finish() -> None:
             deadline = threading.Event()

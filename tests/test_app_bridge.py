@@ -254,3 +254,42 @@ def test_an_app_served_by_the_official_python_sdk(version: str) -> None:
         [added] = bridge.receive(request(2, "tools/call", name="tally_add", arguments={}))
         assert added["result"]["content"][0]["text"] == "1"
         assert bridge.audit[-1]["outcome"] == "ok" and asked == ["tally_add"]
+
+
+def test_the_notebook_host_records_the_views_wire_for_the_inspector(host, tmp_path) -> None:
+    """AppView(..., log=...) writes each postMessage in wiretap's record format, so the wire
+    inspector reads a view's traffic as it reads a server's. Driven here as the widget's
+    front end would drive it (its messages to the kernel), without a browser; the browser
+    test does the same in Chromium."""
+    pytest.importorskip("anywidget")
+    import time
+
+    from mcpkit.app_widget import AppView
+    from mcpkit.wiretap import FROM_SERVER, TO_SERVER, Trace
+
+    log = tmp_path / "view.wire"
+    view = AppView(host, "poll_ask", {"question": "Tea?"}, log=log)
+
+    def send(message: dict[str, Any], then: int) -> None:  # then: records once answered
+        view._on_msg(view.box, {"kind": "from_view", "message": message}, [])
+        deadline = time.monotonic() + 10
+        while len(Trace.from_file(log)) < then and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    try:
+        send(INIT, 2)
+        send(READY, 5)
+        send(request(2, "tools/call", name="poll_vote", arguments={"choice": "yes"}), 7)
+        trace = Trace.from_file(log)
+        assert [(e.direction, e.kind, e.method) for e in trace.events] == [
+            (TO_SERVER, "request", "ui/initialize"),
+            (FROM_SERVER, "result", "ui/initialize"),
+            (TO_SERVER, "notification", "ui/notifications/initialized"),
+            (FROM_SERVER, "notification", "ui/notifications/tool-input"),
+            (FROM_SERVER, "notification", "ui/notifications/tool-result"),
+            (TO_SERVER, "request", "tools/call"),
+            (FROM_SERVER, "result", "tools/call"),
+        ]
+        assert trace.events[-1].latency is not None  # paired with its request, as on a pipe
+    finally:
+        view.close()

@@ -310,9 +310,13 @@ APP_CELLS = [
     "            client_options={{'capabilities': apps.CAPABILITIES}})\n"
     "host.start()",
     "view = AppView(host, 'poll_ask',\n"
-    "               {{'question': 'Tea or coffee?', 'choices': ['tea', 'coffee']}})\n"
+    "               {{'question': 'Tea or coffee?', 'choices': ['tea', 'coffee']}},\n"
+    "               log='view_{lang}.wire')\n"
     "view",
-    "print([entry['outcome'] for entry in view.bridge.audit])",
+    "from mcpkit.wiretap import Trace\n"
+    "print([entry['outcome'] for entry in view.bridge.audit],\n"
+    "      len(Trace.from_file('view_{lang}.wire').filter(method='tools/call',\n"
+    "                                                  kinds=['request'])))",
 ]
 
 APP_WORDS = {
@@ -373,6 +377,7 @@ def test_an_mcp_apps_view_in_the_notebook(lang, lab_server, browser, shots):
 
         # A message for the conversation; a link, refused by the learner.
         frame.get_by_role("button", name="coffee").click()
+        frame.locator("#counts").get_by_text("tea: 0 · coffee: 1").wait_for()
         frame.get_by_role("button", name=words["tell"]).click()
         page.locator(".mcpkit-app-messages").get_by_text("coffee: 1").wait_for()
         frame.get_by_text(words["about"]).click()
@@ -409,7 +414,7 @@ def test_an_mcp_apps_view_in_the_notebook(lang, lab_server, browser, shots):
         panel.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()
         page.keyboard.press("Shift+Enter")
         panel.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output").get_by_text(
-            "['ok', 'declined', 'ok', 'ok', 'refused']").wait_for()
+            "['ok', 'declined', 'ok', 'ok', 'refused'] 5").wait_for()  # and 5 on the wire
         page.screenshot(path=shots / f"app-{lang}-4-audit.png")
 
 
