@@ -116,6 +116,11 @@ class AppBridge:
     def open(self) -> View:
         """Read the tool's view (``resources/read`` of its ``ui://`` URI) and work out the
         policy around it. :class:`AppError` when there is no view to show."""
+        declared = getattr(self.host.client(self.server), "declared_capabilities", None)
+        if not apps.client_supports(declared):
+            raise AppError(f"this host did not declare the MCP Apps extension to {self.server!r}"
+                           ", so the tools only a view calls are kept from it: start it with "
+                           "Host(..., client_options={'capabilities': apps.CAPABILITIES})")
         definition = self._definition(self.tool)
         if definition is None:
             raise AppError(f"server {self.server!r} offers no tool named {self.tool!r}")

@@ -316,6 +316,8 @@ class Front:
     protocol_version = _from_session("protocol_version", "the revision agreed on")
     server_info = _from_session("server_info", "the server's name, version, ...")
     server_capabilities = _from_session("server_capabilities", "what the server offers")
+    declared_capabilities = _from_session("extra_capabilities",
+                                          "what the application declared (capabilities=)")
     instructions = _from_session("instructions", "the server's advice for the model")
     junk_lines = _from_session("junk_lines", "stdout lines that were not JSON-RPC")
     log_level = _from_session("log_level", "the server log level asked for")

@@ -68,6 +68,14 @@ def test_the_view_is_read_and_gets_the_restrictive_default_policy(host: Host) ->
         AppBridge(host, "poll", "lookup").open()
 
 
+def test_a_host_that_did_not_declare_the_extension_is_told_how(host: Host) -> None:
+    from mcpkit.examples import poll
+
+    config = {"mcpServers": {"poll": {"server": poll.server}}}
+    with Host(config) as plain, pytest.raises(AppError, match="apps.CAPABILITIES"):
+        AppBridge(plain, "poll", "poll_ask").open()
+
+
 def test_nothing_reaches_the_view_before_it_says_it_is_ready(host: Host) -> None:
     bridge = AppBridge(host, "poll", "poll_ask", {"question": "Tea?"}, language="es")
     bridge.open()
