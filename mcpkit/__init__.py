@@ -33,13 +33,15 @@ course        display grading* widgets app_widget course* examples*
   transport :class:`~mcpkit.connection.Connection`;
 - *byte pumps*: stdio loops that know framing and nothing of servers or clients;
 - :class:`~mcpkit.server.Server`: a registry that makes connections and runs over stdio;
+  MCP Apps' serving side and the host's rules for views (:mod:`~mcpkit.apps`);
 - *HTTP*: the streamable HTTP server (ASGI) and its client transport, with OAuth on both
   sides: tokens from an authorization server checked (:mod:`~mcpkit.transports.http_auth`)
-  and got (:mod:`~mcpkit.oauth`);
+  and got (:mod:`~mcpkit.oauth`; DPoP proofs in :mod:`~mcpkit.oauth_dpop`);
 - *client side*: one session's logic without I/O (:mod:`~mcpkit.session`), driven by a
   blocking front (:class:`~mcpkit.client.Client`) or an asyncio one
   (:class:`~mcpkit.aclient.AsyncClient`); model tool formats; many sessions
-  (:class:`~mcpkit.host.Host`);
+  (:class:`~mcpkit.host.Host`); the host's side of an MCP Apps view
+  (:mod:`~mcpkit.app_bridge`);
 - *entry points*: loading a server by name, the commands for people (``mcpkit list``,
   ``call``, ``trace``, ...), and the ``mcpkit`` command line.
 """
