@@ -67,6 +67,7 @@ class View:
     refused: list[str]  # declared CSP entries that were not plain origins
     prefers_border: bool | None = None
     declared: dict[str, Any] = field(default_factory=dict)  # the resource's _meta.ui
+    accepted: dict[str, list[str]] = field(default_factory=dict)  # the origins allowed
 
 
 def _request_id(message: Mapping[str, Any]) -> Any:
@@ -138,10 +139,11 @@ class AppBridge:
         meta = page.get("_meta")
         declared = meta.get("ui") if isinstance(meta, dict) else None
         declared = declared if isinstance(declared, dict) else {}
-        policy, refused = apps.content_security_policy(declared.get("csp"))
+        accepted, refused = apps.accepted_csp(declared.get("csp"))
+        policy = apps.policy_of(accepted)
         border = declared.get("prefersBorder")
         self.view = View(uri, html, policy, refused,
-                         border if isinstance(border, bool) else None, declared)
+                         border if isinstance(border, bool) else None, declared, accepted)
         return self.view
 
     # -- messages from the view ------------------------------------------------------------
@@ -224,14 +226,7 @@ class AppBridge:
             "platform": "web",
             "userAgent": f"{HOST_INFO['name']}/{HOST_INFO['version']}",
         }
-        accepted = {}
-        if self.view is not None:
-            declared = self.view.declared.get("csp")
-            if isinstance(declared, dict):
-                accepted = {k: [o for o in v if isinstance(o, str) and
-                                f"{k}: {o!r}" not in self.view.refused]
-                            for k, v in declared.items()
-                            if k in apps.CSP_FIELDS and isinstance(v, list)}
+        accepted = self.view.accepted if self.view is not None else {}
         return {
             "protocolVersion": apps.APPS_VERSION,
             "hostInfo": dict(HOST_INFO),

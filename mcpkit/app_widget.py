@@ -195,6 +195,7 @@ class AppView(_View):
         self.box = _Frame(page=with_policy(view.html, view.csp),
                           border=view.prefers_border is not False, max_height=max_height)
         self._answers: dict[int, tuple[threading.Event, list[bool]]] = {}
+        self._torn_down = threading.Event()  # the view answered ui/resource-teardown
         self._asked = 0
         self._lock = threading.Lock()
         self._worker = concurrent.futures.ThreadPoolExecutor(1, "mcpkit-app-view")
@@ -246,7 +247,12 @@ class AppView(_View):
             may_wait = isinstance(message, dict) and message.get("method") in MAY_WAIT
             pool = self._waiting if may_wait and "id" in message else self._worker
             self._record(b">", message)
-            pool.submit(lambda: self._post(self.bridge.receive(message)))
+            pool.submit(self._handle, message)
+
+    def _handle(self, message: Any) -> None:
+        self._post(self.bridge.receive(message))
+        if self.bridge.torn_down:
+            self._torn_down.set()
 
     def _ask(self, text: str, url: str | None = None) -> bool:
         """Ask the learner in the widget; wait (bounded) for the click."""
@@ -292,11 +298,7 @@ class AppView(_View):
         self._post([self.bridge.teardown()])
 
         def finish() -> None:
-            deadline = threading.Event()
-            for _ in range(int(TEARDOWN_TIMEOUT / 0.05)):
-                if self.bridge.torn_down:
-                    break
-                deadline.wait(0.05)
+            self._torn_down.wait(TEARDOWN_TIMEOUT)
             self.box.send({"kind": "remove"})
             for pool in (self._worker, self._waiting):
                 pool.shutdown(wait=False, cancel_futures=True)

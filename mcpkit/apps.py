@@ -223,44 +223,56 @@ def app_visible(tool: Mapping[str, Any]) -> bool:
     return "app" in visibility(tool)
 
 
+def accepted_csp(csp: Mapping[str, Any] | None) -> tuple[dict[str, list[str]], list[str]]:
+    """The origins of a view's declared ``csp`` that a host accepts (field -> origins, only
+    fields with some), and the entries it refuses (anything that is not a plain origin)."""
+    accepted: dict[str, list[str]] = {}
+    refused: list[str] = []
+    for field in CSP_FIELDS:
+        declared = csp.get(field) if isinstance(csp, Mapping) else None
+        if declared is None:
+            continue
+        if not isinstance(declared, list):
+            refused.append(f"{field}: {declared!r}")
+            continue
+        for origin in declared:
+            if isinstance(origin, str) and _ORIGIN.fullmatch(origin):
+                accepted.setdefault(field, []).append(origin)
+            else:
+                refused.append(f"{field}: {origin!r}")
+    return accepted, refused
+
+
 def content_security_policy(csp: Mapping[str, Any] | None) -> tuple[str, list[str]]:
     """The Content-Security-Policy a host puts on a view that declared ``csp`` (its
     ``_meta.ui.csp``), and the declared entries it refused. Nothing is allowed that was
     not declared; an entry that is not a plain origin is refused, not passed through."""
-    refused: list[str] = []
+    accepted, refused = accepted_csp(csp)
+    return policy_of(accepted), refused
 
-    def origins(field: str) -> list[str]:
-        declared = (csp or {}).get(field) if isinstance(csp, Mapping) else None
-        if declared is None:
-            return []
-        if not isinstance(declared, list):
-            refused.append(f"{field}: {declared!r}")
-            return []
-        good = []
-        for origin in declared:
-            if isinstance(origin, str) and _ORIGIN.fullmatch(origin):
-                good.append(origin)
-            else:
-                refused.append(f"{field}: {origin!r}")
-        return good
 
-    connect, resource = origins("connectDomains"), origins("resourceDomains")
-    frame, base = origins("frameDomains"), origins("baseUriDomains")
+def policy_of(accepted: Mapping[str, list[str]]) -> str:
+    """The policy for origins already accepted (:func:`accepted_csp`): the spec's
+    restrictive default, with those origins and nothing else added."""
+
+    def origins(field: str) -> str:
+        return " ".join(accepted.get(field, []))
+
+    resource = origins("resourceDomains")
 
     def join(*parts: str) -> str:
         return " ".join(p for p in parts if p)
 
-    extra = " ".join(resource)
     directives = [
         "default-src 'none'",
-        join("script-src 'self' 'unsafe-inline'", extra),
-        join("style-src 'self' 'unsafe-inline'", extra),
-        join("img-src 'self' data:", extra),
-        join("font-src 'self'", extra),
-        join("media-src 'self' data:", extra),
-        join("connect-src", " ".join(connect) or "'none'"),
-        join("frame-src", " ".join(frame) or "'none'"),
+        join("script-src 'self' 'unsafe-inline'", resource),
+        join("style-src 'self' 'unsafe-inline'", resource),
+        join("img-src 'self' data:", resource),
+        join("font-src 'self'", resource),
+        join("media-src 'self' data:", resource),
+        join("connect-src", origins("connectDomains") or "'none'"),
+        join("frame-src", origins("frameDomains") or "'none'"),
         "object-src 'none'",
-        join("base-uri", " ".join(base) or "'self'"),
+        join("base-uri", origins("baseUriDomains") or "'self'"),
     ]
-    return "; ".join(directives), refused
+    return "; ".join(directives)

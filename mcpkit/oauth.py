@@ -670,11 +670,11 @@ async def _once_more_for_nonce(bound: bool, open_client: Callable[[], AsyncOAuth
                                call: Callable[[AsyncOAuth2Client], Awaitable[Any]]) -> Any:
     """``call`` a fresh Authlib client; a DPoP ``use_dpop_nonce`` refusal (RFC 9449 section
     8) is met once more, the answer's nonce now in the proof."""
-    for attempt in (1, 2):
-        try:
-            async with open_client() as oauth:
-                return await call(oauth)
-        except AuthlibBaseError as exc:
-            if not (bound and attempt == 1 and getattr(exc, "error", None) == USE_NONCE):
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
+    try:
+        async with open_client() as oauth:
+            return await call(oauth)
+    except AuthlibBaseError as exc:
+        if not (bound and getattr(exc, "error", None) == USE_NONCE):
+            raise
+    async with open_client() as oauth:  # the refusal's DPoP-Nonce is in the key by now
+        return await call(oauth)

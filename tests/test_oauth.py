@@ -6,10 +6,12 @@ logs. The same flow runs end to end under the conformance suite's auth/* scenari
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,18 +218,25 @@ class BearerGate:
         await self.app(scope, receive, send)
 
 
-@pytest.fixture
-def protected():
+@contextlib.contextmanager
+def notes_behind(mock: MockAuthServer, gate: Callable[[Any], Any]):
+    """The notes server's HTTP app behind ``gate(app)``, on loopback, its resource metadata
+    naming ``mock``: (mock, the gate, the server's URL)."""
     from test_http_client import ServedApp
 
     from mcpkit.examples import notes
     from mcpkit.transports.http import create_app
 
-    with MockAuthServer() as mock:
-        gate = BearerGate(create_app(notes.server), mock)
-        with ServedApp(gate) as served:
-            mock.prm_document = {"resource": served.url, "authorization_servers": [mock.base]}
-            yield mock, gate, served.url
+    guarded = gate(create_app(notes.server))
+    with ServedApp(guarded) as served:
+        mock.prm_document = {"resource": served.url, "authorization_servers": [mock.base]}
+        yield mock, guarded, served.url
+
+
+@pytest.fixture
+def protected():
+    with MockAuthServer() as mock, notes_behind(mock, lambda app: BearerGate(app, mock)) as up:
+        yield up
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
@@ -379,18 +388,11 @@ class DPoPGate:
 
 @pytest.fixture
 def dpop_protected(request):
-    from test_http_client import ServedApp
-
-    from mcpkit.examples import notes
-    from mcpkit.transports.http import create_app
-
     options = getattr(request, "param", {})
-    with MockAuthServer(dpop=True, dpop_nonce=options.get("as_nonce")) as mock:
-        gate = DPoPGate(create_app(notes.server), mock, nonce=options.get("rs_nonce"),
-                        rotate_after=options.get("rotate_after"))
-        with ServedApp(gate) as served:
-            mock.prm_document = {"resource": served.url, "authorization_servers": [mock.base]}
-            yield mock, gate, served.url
+    with MockAuthServer(dpop=True, dpop_nonce=options.get("as_nonce")) as mock, notes_behind(
+            mock, lambda app: DPoPGate(app, mock, nonce=options.get("rs_nonce"),
+                                       rotate_after=options.get("rotate_after"))) as up:
+        yield up
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
