@@ -405,8 +405,8 @@ grading.check_timeouts(Session)
 # ## Parte 3 · Fin del flujo y un cierre limpio
 #
 # `die` hace que el servidor termine en mitad de una llamada. Cada solicitud que espera debe
-# fallar con `SessionClosed` en el acto (no cuando se agote su tiempo), la siguiente también, y
-# `close()` no debe dejar atrás ni hilos ni procesos.
+# fallar con `SessionClosed` en el acto (no cuando se agote su tiempo de espera), la siguiente
+# también, y `close()` no debe dejar atrás ni hilos ni procesos.
 
 # %% tags=["graded"] points=3
 grading.check_end_of_stream(Session)

@@ -50,7 +50,7 @@
 # | --- | --- | --- | --- |
 # | 1 | `merge(servers, policy, separator)` | todas las políticas de nombres, errores de colisión que nombran a los dos servidores, servidores generados | 3 |
 # | 2 | `Namespace` | el enrutamiento, volver a fusionar con `list_changed`, el orden de la configuración, la retirada de servidores | 2 |
-# | 3 | `Backoff` | tiempos que se duplican, el tope de 30 s, la variación aleatoria (jitter), el aviso tras tres fallos consecutivos | 2 |
+# | 3 | `Backoff` | esperas que se duplican, el tope de 30 s, la variación aleatoria (jitter), el aviso tras tres fallos consecutivos | 2 |
 # | 4 | `Supervisor` | reiniciar un servidor al que matan con SIGKILL, un servidor que no puede arrancar, no dejar nada atrás | 3 |
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
@@ -75,8 +75,8 @@
 #
 # **Procesos reales.** La parte 4 arranca de verdad el servidor de prueba del laboratorio, lo
 # mata con SIGKILL y mira cómo lo vuelve a arrancar tu supervisor. Nada duerme de verdad: las
-# comprobaciones le dan a tu supervisor un `sleep` que solo anota el tiempo y un reloj que
-# mueven a mano.
+# comprobaciones le dan a tu supervisor un `sleep` que solo anota la espera y un reloj que mueven
+# a mano.
 
 # %% tags=["setup"]
 # [en] Setup: run this cell first.
@@ -184,7 +184,7 @@ SERVER = grading.lab06_server_command()
 #
 # | política | nombre expuesto | quién lo hace (lección 06) |
 # | --- | --- | --- |
-# | `"prefix"` | siempre `servidor + separador + nombre` | Claude Desktop, VS Code |
+# | `"prefix"` | siempre `server + separator + name` | Claude Desktop, VS Code |
 # | `"prefix-on-collision"` | el nombre con prefijo para un nombre que ofrecen **dos o más servidores**; el nombre simple en otro caso | la opción por defecto de mcpkit |
 # | `"first-wins"` | el nombre simple; la herramienta de un servidor posterior con un nombre ya ocupado queda oculta | la sobrescritura silenciosa, hecha visible |
 # | `"reject"` | el nombre simple; un nombre ya ocupado por **otro servidor** lanza `NameCollision(message, name, (first, second))` | Cursor |
@@ -291,9 +291,9 @@ grading.check_merge(merge)
 # - `route(name)`: `(servidor, nombre original)` para un nombre expuesto, o lanza
 #   `UnknownTool(message, name)`.
 #
-# `_merge(lists)` es una función auxiliar para los dos: fusiona `lists` (`{servidor:
-# herramientas}`) y, si la fusión no lanza ninguna excepción, guarda las listas junto con el
-# resultado. Puedes usar tu `merge` de la parte 1.
+# `_merge(lists)` es una función auxiliar para los dos: fusiona `lists` (`{server: tools}`) y, si
+# la fusión no lanza ninguna excepción, guarda las listas junto con el resultado. Puedes usar tu
+# `merge` de la parte 1.
 
 # %%
 class Namespace:
@@ -385,12 +385,12 @@ grading.check_namespace(Namespace)
 # `Backoff(rng, base=0.5, factor=2.0, cap=30.0, jitter=0.2, notice_after=3)`; `rng` es un
 # `random.Random` (o el sustituto guionizado de las comprobaciones). Escribe:
 #
-# - `delay(failures)`: el tiempo tras esos fallos consecutivos (`failures >= 1`): la exponencial con
-#   tope multiplicada por `1 + rng.uniform(-jitter, jitter)` (extrae un número solo cuando
-#   `jitter` no es 0) y luego como mucho `cap`. Un `failures` muy grande debe seguir dando un
-#   tiempo, no un `OverflowError`.
-# - `failure()`: cuenta un fallo consecutivo más (`self.failures`); devuelve `(delay, notice)`, el
-#   tiempo para esa cuenta y si este es el fallo del que hay que avisar al usuario (justo el
+# - `delay(failures)`: la espera tras ese número de fallos consecutivos (`failures >= 1`): la
+#   exponencial con tope multiplicada por `1 + rng.uniform(-jitter, jitter)` (genera un número
+#   aleatorio solo cuando `jitter` no es 0) y luego como mucho `cap`. Un `failures` muy grande
+#   debe seguir dando una espera, no un `OverflowError`.
+# - `failure()`: cuenta un fallo consecutivo más (`self.failures`); devuelve `(delay, notice)`,
+#   la espera para esa cuenta y si este es el fallo del que hay que avisar al usuario (justo el
 #   `notice_after`-ésimo de la racha).
 # - `success()`: la racha terminó: `self.failures = 0`.
 

@@ -68,7 +68,7 @@
 # definiciones que necesitan, y no toques `grading`: el código que manipula el calificador
 # obtiene cero. `mcpkit.mrtr.StateSealer` y `mcpkit.connection.Connection` hacen lo que piden
 # las partes 1 y 3, así que no puedes usarlos; el resto de `mcpkit` (`versions`, `jsonrpc`,
-# `mrtr.request_fingerprint`) es tuyo.
+# `mrtr.request_fingerprint`) puedes usarlo.
 #
 # Las comprobaciones comparan tus funciones con el código real de mcpkit: un proceso servidor
 # real responde un conjunto de solicitudes en cada era, una `Connection` real decide la era de
@@ -113,8 +113,8 @@ def sign(secret, data):
 
 # %% [markdown] lang="en"
 # The setup cell gives you the `_meta` keys and version lists of `mcpkit.versions`, the errors
-# of `mcpkit.jsonrpc`, and three helpers for part 3: `b64(bytes)` and `unb64(text)` (URL-safe
-# base64 without `=` padding) and `sign(secret, bytes)` (HMAC-SHA256).
+# of `mcpkit.jsonrpc`, and three helpers for part 3: `b64(data)` and `unb64(text)` (URL-safe
+# base64 without `=` padding) and `sign(secret, data)` (HMAC-SHA256).
 #
 # ## Part 1 · Which era is this request?
 #
@@ -268,7 +268,7 @@ grading.check_request_era(request_era)
 #   guardar un cliente el resultado antes de volver a preguntar;
 # - `"resultType": "complete"`, que lleva todo resultado moderno;
 # - `"_meta": {META_SERVER_INFO: info}`: quién respondió (los resultados modernos lo dicen en
-#   cada respuesta, porque ningún handshake lo dijo una sola vez).
+#   cada respuesta, porque no hubo un handshake que lo dijera una sola vez).
 
 # %%
 def discover_result(info, capabilities, instructions, ttl_ms, cache_scope):
@@ -406,12 +406,12 @@ grading.check_request_state(seal_state, open_state)
 # ## Parte 4 · El sondeo del cliente
 #
 # Un cliente que no sabe de qué era es su servidor envía `server/discover` con la versión más
-# nueva que habla y lee la respuesta, como hace `Client._probe` en `mcpkit/client.py`. Escribe
+# reciente que habla y lee la respuesta, como hace `Client._probe` en `mcpkit/client.py`. Escribe
 # `next_step(sent, reply, attempt)`: `sent` es la versión que llevó el sondeo, `attempt` es 0
 # para el primer sondeo y 1 para el reintento, y `reply` es uno de `{"result": {...}}`,
-# `{"error": {"code": ..., "message": ..., "data": ...}}`, `{"timeout": True}` (ninguna
-# respuesta a tiempo) o `{"http_status": 404}` (un estado HTTP sin cuerpo JSON-RPC). Devuelve
-# un par:
+# `{"error": {"code": ..., "message": ..., "data": ...}}`, `{"timeout": True}` (ninguna respuesta
+# a tiempo) o `{"http_status": 404}` (un código de estado HTTP sin cuerpo JSON-RPC). Devuelve un
+# par:
 #
 # - un resultado con una lista `"supportedVersions"`: `("modern", sent)` si `sent` está en ella,
 #   si no `("modern", v)` con la más reciente de `MODERN_VERSIONS` que esté en ella; sin ninguna
@@ -423,7 +423,7 @@ grading.check_request_state(seal_state, open_state)
 #   si no `("fail", None)`.
 # - el error -32021 o -32020: un servidor moderno rechazó otra cosa: `("modern", sent)`.
 # - cualquier otro error, o el silencio: un servidor heredado, `("initialize", None)`.
-# - HTTP 400, 404 o 405: `("initialize", None)`; cualquier otro estado (401, 403, 500):
+# - HTTP 400, 404 o 405: `("initialize", None)`; cualquier otro código de estado (401, 403, 500):
 #   `("fail", None)`: sin credenciales ninguna era llega más lejos.
 
 # %%

@@ -301,8 +301,8 @@ grading.check_refusal(refusal)
 # `scope["type"]` es `"http"` y `scope["method"]`, `scope["path"]` y `scope["headers"]` la
 # describen; `await receive()` da el cuerpo por partes, eventos
 # `{"type": "http.request", "body": b"...", "more_body": True/False}`; respondes con
-# `await send({"type": "http.response.start", "status": ..., "headers": [(b"nombre",
-# b"valor"), ...]})` y después uno o más `await send({"type": "http.response.body", "body":
+# `await send({"type": "http.response.start", "status": ..., "headers": [(b"name",
+# b"value"), ...]})` y después uno o más `await send({"type": "http.response.body", "body":
 # b"...", "more_body": ...})`.
 #
 # Escribe `make_app(server, token=None, max_body_size=4096)`, que devuelve una aplicación así.
@@ -318,16 +318,16 @@ grading.check_refusal(refusal)
 # 4. No es JSON (`json.loads` lanza `ValueError`): 400 con el código -32700. No es un objeto,
 #    o no es una solicitud ni una notificación JSON-RPC (`jsonrpc.classify` lanza
 #    `JsonRpcError`, o dice que es un `"result"` o un `"error"`): 400 con el código -32600.
-# 5. Una notificación: 202 sin cuerpo (`http.response.start` con estado 202 y después un cuerpo
-#    vacío), sean cuales sean su método y sus params; no va al servidor (en esta era ninguna
-#    notificación del cliente viaja por HTTP, y `answer` esperaría una respuesta).
+# 5. Una notificación: 202 sin cuerpo (`http.response.start` con código de estado 202 y después
+#    un cuerpo vacío), sean cuales sean su método y sus params; no va al servidor (en esta era
+#    ninguna notificación del cliente viaja por HTTP, y `answer` esperaría una respuesta).
 # 6. Una solicitud: `replies = await answer(server, message)`. La respuesta final es
-#    `replies[-1]`. Si es el único mensaje, respóndela con `send_json`: estado 404 si su código
-#    de error es -32601, 400 para los demás errores de protocolo (-32700, -32600, -32602,
-#    -32020, -32021, -32022) y 200 en otro caso. Si antes llegaron notificaciones, responde en
-#    cambio con un flujo SSE: estado 200, `content-type: text/event-stream` y, por cada mensaje
-#    en orden, un trozo de cuerpo `b"event: message\ndata: " + json + b"\n\n"`, y un último
-#    trozo vacío.
+#    `replies[-1]`. Si es el único mensaje, respóndela con `send_json`: código de estado 404 si
+#    su código de error es -32601, 400 para los demás errores de protocolo (-32700, -32600,
+#    -32602, -32020, -32021, -32022) y 200 en otro caso. Si antes llegaron notificaciones,
+#    responde en cambio con un flujo SSE: código de estado 200, `content-type: text/event-stream`
+#    y, por cada mensaje en orden, un trozo de cuerpo
+#    `b"event: message\ndata: " + json + b"\n\n"`, y un último trozo vacío.
 
 # %%
 def make_app(server, token=None, max_body_size=4096):
@@ -429,7 +429,7 @@ grading.check_notes_front(make_app)
 #
 # - Sirve tu aplicación de verdad:
 #   `grading.lab08._Uvicorn(make_app(grading.notes_front_server()))` es un gestor de contexto
-#   con un `.url`; apunta a él `mcpkit.client.Client(url=..., version="modern",
+#   con un `.url`; conéctate a él con `mcpkit.client.Client(url=..., version="modern",
 #   listen=False)` y llama a `notes_search`.
 # - Tu aplicación llama a `answer(...)`, que ejecuta el servidor en un hilo. ¿Qué fallaría si
 #   llamara directamente a `exchange(...)`, con una herramienta que tarda un segundo y diez

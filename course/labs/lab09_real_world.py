@@ -26,8 +26,8 @@
 # fresh Python process, on more generated cases than the graded cells here try and with a seed
 # you do not see. Keep every definition an exercise needs in its exercise cells, and leave
 # `grading` alone: code that touches the grader scores zero. Your harness may not use
-# mcpkit's client, session or host (it is what part 1 asks for), and your port may import the
-# SDK and plain data modules only: no mcpkit, no other process.
+# mcpkit's client, session or host (the harness is what part 1 asks for), and your port may
+# import the SDK and plain data modules only: no mcpkit, no other process.
 #
 # **What you need.** The official SDK (`mcp`, installed by `./course.sh setup`) for part 2;
 # the npm reference servers for part 3. If they are missing, the setup cell says so and gives
@@ -397,8 +397,8 @@ grading.check_harness(harness)
 # (`from mcp.server.mcpserver import MCPServer`, luego `@mcp.tool(...)`,
 # `@mcp.resource("notes://{id}", ...)`, `@mcp.prompt(...)` y `mcp.run()`), en 80 líneas de
 # código como mucho. Un servidor es un programa propio, así que las comprobaciones escriben tu
-# código en un archivo y lo ejecutan como un proceso real; solo puede importar el SDK (y
-# pydantic) y módulos de datos sencillos.
+# código en un archivo y lo ejecutan como un proceso real; tu programa solo puede importar el
+# SDK (y pydantic) y módulos de datos sencillos.
 #
 # Compatible en la conexión significa que el harness de referencia escribe la misma
 # transcripción para tu port y para el servidor de notas de mcpkit: las mismas tres notas
@@ -516,7 +516,7 @@ with tempfile.TemporaryDirectory() as folder:
     mine = harness([NOTES[0], str(port_file)], script, timeout=10.0)
 theirs = harness(NOTES, script, timeout=10.0)
 for a, b in zip(mine, theirs):
-    print("same" if a == b else "DIFFERS", a[0], a[1], "" if a == b else f"{b[2]} -> {a[2]}")
+    print("==" if a == b else "!=", a[0], a[1], "" if a == b else f"{b[2]} -> {a[2]}")
 
 # %% [markdown] lang="en"
 # mcpkit answers an unknown tool with the protocol error -32602 and the SDK with a result
@@ -602,6 +602,6 @@ grading.check_reference_host(reference_config, through_host)
 # ## ¿Terminaste?
 #
 # Cuenta las líneas de tu port junto a `mcpkit/examples/notes.py` y el servidor escrito a mano
-# de la lección 04. Luego apunta tu harness a `server-everything` (`[PEERS["node"],
+# de la lección 04. Luego prueba tu harness con `server-everything` (`[PEERS["node"],
 # PEERS["server-everything"], "stdio"]`) con un guion tuyo: ¿cuáles de las peculiaridades del
 # servidor de prueba tiene un servidor de referencia real?

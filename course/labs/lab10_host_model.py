@@ -47,7 +47,7 @@
 #
 # | parte | escribes | puntos |
 # | --- | --- | --- |
-# | 1 | `api_names`, `anthropic_tools`, `openai_tools`: las herramientas en los dos formatos del modelo | 3 |
+# | 1 | `api_names`, `anthropic_tools`, `openai_tools`: las herramientas en los formatos de las dos API de modelos | 3 |
 # | 2 | `call_params`, `openai_call_params`, `tool_result` y `tool_message`: llamadas y resultados | 3 |
 # | 3 | `needs_confirmation` y `run_agent`: el bucle del agente y las comprobaciones del host | 4 |
 #
@@ -462,7 +462,7 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #    de herramientas). Calcúlalo de nuevo en cada turno, ponles nombre con `api_names` y llama
 #    a `model(messages, anthropic_tools(offered, names))`.
 # 2. Añade `{"role": "assistant", "content": reply["content"]}`. Si no tiene ningún bloque
-#    `tool_use`, para.
+#    `tool_use`, detente.
 # 3. Para cada bloque `tool_use`, en orden, decide un `outcome` y lo que se muestra al modelo:
 #    - `"unknown"`: su nombre no es el de ninguna herramienta ofrecida; `"invalid"`:
 #      `call_params` dio un error, o `compile_schema(inputSchema de la herramienta)` encuentra
@@ -583,7 +583,7 @@ grading.check_agent_loop(run_agent)
 # Compara tus funciones con `mcpkit/toolformats.py` y `mcpkit/agent.py`. El bucle de mcpkit
 # hace una cosa más que mostró la lección 10: puede fijar las herramientas que aprobó el
 # usuario (`pin_tools`) y dejar de ofrecer las que hayan cambiado desde entonces. Dos cosas
-# para probar:
+# que probar:
 #
 # - Cambia el modelo guionizado por `mcpkit.agent.AnthropicModel("<un nombre de modelo>")` (con
 #   `ANTHROPIC_API_KEY` definida) y ejecuta tu bucle de verdad. ¿Qué hace un modelo real con

@@ -50,7 +50,7 @@
 # 7. **cerrar un servidor** limpiamente: cerrar stdin, luego SIGTERM y luego SIGKILL;
 # 8. matar un servidor en mitad de una sesión y ver fallar a la vez todas las solicitudes
 #    pendientes;
-# 9. escribir un script que lista herramientas y llama a dos, y guardar **los bytes literales**
+# 9. escribir un script que liste herramientas y llame a dos, y guardar **los bytes literales**
 #    de su sesión como prueba;
 # 10. ver por qué el cliente bloqueante usa hilos en un cuaderno, y cuándo encaja el de asyncio.
 #
@@ -183,9 +183,9 @@ print(chatty.returncode, tail)
 
 # %% [markdown] lang="es"
 # `mcpkit.transports.process.ServerProcess` hace exactamente esto: un hilo de vaciado por
-# servidor, una cola acotada con sus últimas líneas, escrituras acotadas en stdin y el hijo en
-# un grupo de procesos propio (así, "interrumpir el kernel" detiene tu código, no todos los
-# servidores que arrancó).
+# servidor que conserva un número acotado de sus últimas líneas, escrituras acotadas en stdin y
+# el hijo en un grupo de procesos propio (así, "interrumpir el kernel" detiene tu código, no
+# todos los servidores que arrancó).
 
 # %% [markdown] lang="en"
 # ## 2. The handshake: the era probe, then `initialize`
@@ -328,17 +328,17 @@ with Client(NOTES) as modern, Client(NOTES, version="2025-11-25") as legacy:
 #   de la tabla y lo completa; una notificación va a una cola; y nada más puede bloquearlo.
 #
 # El future entra en la tabla *antes* de escribir la solicitud: un servidor rápido puede
-# responder antes de que vuelva la llamada de escritura. Esta es la idea completa en unas
+# responder antes de que retorne la llamada de escritura. Esta es la idea completa en unas
 # cuarenta líneas, hablando con el servidor de prueba del laboratorio 05:
 
 # %%
-class RequestError(Exception):  # the server answered with an error: its code, message, data
+class RequestError(Exception):  # [en] the server answered with an error: its code, message, data  [es] el servidor respondió con un error: su código, mensaje y data
     def __init__(self, code, message, data=None):
         super().__init__(f"{code}: {message}")
         self.code, self.message, self.data = code, message, data
 
 
-class SessionClosed(Exception):  # the server's output ended: no answer will come
+class SessionClosed(Exception):  # [en] the server's output ended: no answer will come  [es] terminó la salida del servidor: no llegará ninguna respuesta
     pass
 
 
@@ -362,7 +362,7 @@ class TinySession:
         request_id = next(self.ids)
         future = self.pending[request_id] = Future()
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:  # no params: no "params" key at all (not null, not {})
+        if params is not None:  # [en] no params: no "params" key at all (not null, not {})  [es] sin params: ninguna clave "params" (ni null, ni {})
             message["params"] = params
         self.send(message)
         try:
@@ -378,16 +378,16 @@ class TinySession:
             try:
                 message = json.loads(raw)
             except ValueError:
-                continue  # a line that is not JSON is skipped
+                continue  # [en] a line that is not JSON is skipped  [es] se salta una línea que no es JSON
             if not isinstance(message, dict):
-                continue  # so is a JSON value that is not an object
+                continue  # [en] so is a JSON value that is not an object  [es] y también un valor JSON que no es un objeto
             if "method" in message and "id" not in message:
                 self.notifications.append(message["params"]["data"])
                 if self.on_notification is not None:
                     self.on_notification(message)
             elif type(message.get("id")) is int and (
                     future := self.pending.pop(message["id"], None)) is not None:
-                if "error" in message:  # True == 1 in Python: only an int id can be ours
+                if "error" in message:  # [en] True == 1 in Python: only an int id can be ours  [es] True == 1 en Python: solo un id int puede ser nuestro
                     error = message["error"]
                     future.set_exception(RequestError(error.get("code"), error.get("message"),
                                                       error.get("data")))
@@ -604,7 +604,7 @@ print(sorted(tiny.pending))
 #
 # Quien quiere seguir el progreso envía un `progressToken` en el `_meta` de la solicitud; el
 # servidor envía entonces `notifications/progress` con ese token mientras trabaja. El lector
-# las dirige a la solicitud a la que pertenecen. Con `mcpkit.Client`, pasa `on_progress`:
+# las enruta a la solicitud a la que pertenecen. Con `mcpkit.Client`, pasa `on_progress`:
 #
 # ```mermaid
 # sequenceDiagram
@@ -670,11 +670,11 @@ print(elicited["content"][0]["text"])
 # folders as tool arguments. Elicitation is not deprecated.
 
 # %% [markdown] lang="es"
-# El muestreo y las raíces están **obsoletos** desde la revisión 2026-07-28 (la tabla está en
-# la sección 9 de la lección 07): siguen funcionando en las dos eras al menos hasta la primera
-# revisión publicada a partir de 2027-07-28, pero un servidor nuevo debería llamar él mismo a
-# la API de su proveedor de modelos y recibir las carpetas como argumentos de herramienta. La
-# solicitud de datos al usuario (elicitation) no está obsoleta.
+# El muestreo y las raíces están **obsoletos** (*deprecated*) desde la revisión 2026-07-28 (la
+# tabla está en la sección 9 de la lección 07): siguen funcionando en las dos eras al menos
+# hasta la primera revisión publicada a partir de 2027-07-28, pero un servidor nuevo debería
+# llamar él mismo a la API de su proveedor de modelos y recibir las carpetas como argumentos de
+# herramienta. La solicitud de datos al usuario (elicitation) no está obsoleta.
 
 # %% [markdown] lang="en"
 # ## 7. Shutting down: close stdin, then SIGTERM, then SIGKILL
@@ -719,17 +719,17 @@ for name, command in (("notes", NOTES), ("stubborn", [sys.executable, "-c", STUB
 # timeout. Three requests are waiting when we send the test server SIGTERM:
 
 # %% [markdown] lang="es"
-# El servidor de notas terminó solo (estado 0) al acabar su entrada; el terco aguantó SIGTERM
-# y lo mataron (`-9`). `Client.close()` hace lo mismo, con `shutdown_timeouts=(2.0, 2.0, 2.0)`
-# por defecto.
+# El servidor de notas terminó solo (código de salida 0) al acabar su entrada; el terco aguantó
+# SIGTERM y lo mataron (`-9`). `Client.close()` hace lo mismo, con
+# `shutdown_timeouts=(2.0, 2.0, 2.0)` por defecto.
 #
 # ## 8. Un servidor muere en mitad de la sesión
 #
 # Una sesión también puede terminar por el otro lado: el servidor se cae, o alguien lo
 # mata. El hilo lector ve el final de `stdout` (EOF) y es quien se entera. Marca la sesión como
 # muerta y hace fallar **todas las solicitudes pendientes a la vez**, en lugar de dejar que
-# cada una espere a que se agote su tiempo. Hay tres solicitudes esperando cuando le enviamos
-# SIGTERM al servidor de prueba:
+# cada una espere a que se agote su tiempo de espera. Hay tres solicitudes esperando cuando le
+# enviamos SIGTERM al servidor de prueba:
 
 # %%
 failures = {}
@@ -746,7 +746,7 @@ waiting = [threading.Thread(target=wait_for_hold, args=(n,)) for n in range(3)]
 for thread in waiting:
     thread.start()
 deadline = time.monotonic() + 30
-while len(tiny.pending) < 3 and time.monotonic() < deadline:  # all three are waiting
+while len(tiny.pending) < 3 and time.monotonic() < deadline:  # [en] all three are waiting  [es] las tres están esperando
     time.sleep(0.01)
 time.sleep(0.1)
 tiny.process.send_signal(signal.SIGTERM)

@@ -35,7 +35,7 @@
 # modelo debe verlos como **una sola lista de herramientas**. En esta lección vas a:
 #
 # 1. leer la configuración **`mcpServers`** que comparten Claude Desktop, VS Code y Cursor;
-# 2. **arrancar todos los servidores a la vez**, para que uno lento o roto no retenga a nadie;
+# 2. **arrancar todos los servidores a la vez**, para que uno lento o roto no haga esperar a nadie;
 # 3. fusionar sus herramientas en **un espacio de nombres** y conocer las **políticas de
 #    colisión** (prefijo por servidor, gana el primero, rechazo), qué host usa cada una y por
 #    qué;
@@ -43,8 +43,8 @@
 # 5. ver cómo una notificación `list_changed` **vuelve a fusionar** el espacio de nombres y
 #    renombra la herramienta de otro servidor;
 # 6. matar un servidor una y otra vez y ver cómo el host lo vuelve a arrancar con un **retroceso
-#    (backoff) exponencial** (con un tope de 30 s y variación aleatoria) y **avisa al usuario**
-#    tras tres fallos consecutivos;
+#    (backoff) exponencial** (con un tope de 30 s y variación aleatoria (jitter)) y **avisa al
+#    usuario** tras tres fallos consecutivos;
 # 7. elegir entre reiniciar en silencio y mostrar el fallo;
 # 8. verlo todo en el **panel del host**;
 # 9. arrancar **100 servidores reales** y medir lo que cuestan: tiempo real transcurrido,
@@ -238,7 +238,7 @@ except ConfigError as exc:
 # Arrancar un servidor es lento comparado con cualquier otra cosa que hace un host: un proceso
 # que lanzar, un intérprete que cargar, el sondeo de la era o el handshake y luego
 # `tools/list`, `prompts/list`, `resources/list`. Uno tras otro, diez servidores cuestan diez
-# veces eso, y uno que se cuelga retiene a todos los demás. `Host.start()` arranca cada
+# veces eso, y uno que se cuelga hace esperar a todos los demás. `Host.start()` arranca cada
 # servidor en un hilo propio y los espera a todos juntos, como mucho `timeout` segundos. Un
 # servidor que para entonces aún no está listo sigue intentándolo en segundo plano; los demás
 # ya se pueden usar.
@@ -293,7 +293,7 @@ host.close()
 # siempre, y `close()` también detuvo al atascado (stdin cerrada, luego SIGTERM y luego
 # SIGKILL, como en la lección 05).
 #
-# ## 3. Un espacio de nombres, y qué hacer cuando chocan dos nombres
+# ## 3. Un espacio de nombres, y qué hacer cuando dos nombres entran en colisión
 #
 # Tanto `files` como (pronto) `web` ofrecen una herramienta llamada `search`. El modelo recibe
 # una sola lista y responde con un solo nombre, así que el host debe hacer únicos todos los
@@ -313,7 +313,7 @@ host.close()
 # depende de qué servidor arrancó antes.
 #
 # `merge_namespace(sources, policy=...)` es toda la decisión, sin E/S. Su entrada es
-# `[(servidor, herramientas)]` en el orden de la configuración; devuelve las herramientas
+# `[(server, tools)]` en el orden de la configuración; devuelve las herramientas
 # fusionadas (copias, renombradas), las rutas y avisos sobre las herramientas ocultas:
 
 # %%
@@ -342,11 +342,11 @@ except NameCollision as exc:
 #
 # - **El separador puede aparecer en los nombres.** `a` + `b__c` y `a__b` + `c` dan los dos
 #   `a__b__c`. La fusión compara el nombre *expuesto* con los nombres ya ocupados, así que el
-#   segundo queda oculto con un aviso en lugar de dirigirse al servidor equivocado.
+#   segundo queda oculto con un aviso en lugar de enrutarse al servidor equivocado.
 # - **Longitud y caracteres.** Los nombres de herramienta de MCP deberían quedarse en 128
 #   caracteres, y las API de los modelos suelen ser aún más estrictas (letras, dígitos, `_` y
 #   `-`, como mucho 64). Un prefijo consume parte de ese margen; `mcpkit.toolformats` traduce los
-#   nombres a lo que acepta un modelo, y de vuelta (lección 10).
+#   nombres a lo que acepta un modelo, y viceversa (lección 10).
 
 # %%
 tricky = [("a", [{"name": "b__c"}]), ("a__b", [{"name": "c"}])]
@@ -358,8 +358,8 @@ print(warnings)
 # A real host with `naming="reject"` refuses to start when two servers collide, naming both:
 
 # %% [markdown] lang="es"
-# Un host real con `naming="reject"` se niega a arrancar cuando chocan dos servidores, y
-# nombra a los dos:
+# Un host real con `naming="reject"` se niega a arrancar cuando hay una colisión entre dos
+# servidores, y nombra a los dos:
 
 # %%
 clash = {"mcpServers": {"files": entry("files.py"), "files-copy": entry("files.py")}}
@@ -697,9 +697,9 @@ host.close()
 #
 # Hay quien usa hosts con decenas de servidores. ¿Cuánto cuesta? Arranca 100 servidores reales
 # (el servidor de notas de la lección 04, con 4 herramientas cada uno) bajo un host y mide: el
-# tiempo hasta que todos están listos, su memoria, el tamaño del espacio de nombres
-# fusionado, una búsqueda en la tabla de enrutamiento y una llamada real. Las cifras son de tu
-# máquina, así que aparecen en vivo en un recuadro de salida y nunca se guardan con el
+# tiempo real transcurrido hasta que todos están listos, su memoria, el tamaño del espacio de
+# nombres fusionado, una búsqueda en la tabla de enrutamiento y una llamada real. Las cifras son
+# de tu máquina, así que aparecen en vivo en un recuadro de salida y nunca se guardan con el
 # cuaderno; la celda siguiente conserva solo lo que no depende de la máquina.
 #
 # (Tarda unos segundos y usa unos 2 GB de memoria en Linux; la memoria se lee de `/proc`, así
@@ -743,7 +743,8 @@ with measured:
     print(f"memory={memory:,.0f} MiB  per_server={memory / 100:.1f} MiB")
     print(f"tools={len(names)}")
     print(f"route()={lookup * 1e9:.0f} ns  tools/call={call * 1e6:.0f} µs")
-    print(f"route() over a hundred times cheaper than tools/call: {lookup * 100 < call}")
+    print(grading._("route() over a hundred times cheaper than tools/call:",
+                    "route() más de cien veces más barato que tools/call:"), lookup * 100 < call)
 
 # %% [markdown] lang="en"
 # What holds on any machine:
@@ -791,12 +792,12 @@ print(f"tools/list: {len(listing) // 1024} KiB ~ {len(listing) // 4 // 1000}k to
 # The prefix question, measured both ways:
 
 # %% [markdown] lang="es"
-# Los 100 listos, 400 nombres únicos (todos los `notes_list` chocan, así que todos los nombres
-# llevan prefijo), 4 herramientas por servidor. En la máquina donde se escribió esta lección,
-# los 100 estuvieron listos en unos 3 s (un intérprete de Python vacío tarda alrededor de un
-# tercio de eso en arrancar y responder), usaron unos 20 MiB cada uno, 2 GB entre todos; una
-# búsqueda en la tabla de enrutamiento tardó unas decenas de nanosegundos, una llamada real
-# menos de un milisegundo; el recuadro de arriba muestra si la búsqueda es más de cien veces
+# Los 100 listos, 400 nombres únicos (todos los `notes_list` entran en colisión, así que todos
+# los nombres llevan prefijo), 4 herramientas por servidor. En la máquina donde se escribió esta
+# lección, los 100 estuvieron listos en unos 3 s (un intérprete de Python sin nada más tarda
+# alrededor de un tercio de eso en arrancar y responder), usaron unos 20 MiB cada uno, 2 GB entre
+# todos; una búsqueda en la tabla de enrutamiento tardó unas decenas de nanosegundos, una llamada
+# real menos de un milisegundo; el recuadro de arriba muestra si la búsqueda es más de cien veces
 # más barata que la llamada también en la tuya.
 #
 # ## 10. ¿Qué sustituye al dict simple?
@@ -810,10 +811,10 @@ print(f"tools/list: {len(listing) // 1024} KiB ~ {len(listing) // 4 // 1000}k to
 #   nanosegundos con 400 nombres, o con 40 000. Un trie recorre el nombre carácter a carácter
 #   en Python: más lento para lo único que hace el enrutamiento. Quédate con el dict.
 # - **Las preguntas por prefijo sí lo son.** "Todas las herramientas de `notes57`" (para
-#   quitarlas cuando falla del todo, para mostrarlas en un menú) es recorrer todos los nombres
-#   de un dict. Un trie la responde recorriendo el prefijo; también una lista ordenada de
-#   nombres con `bisect`, que es lo que ofrece la biblioteca estándar. O guarda un segundo
-#   dict, servidor -> sus nombres, junto a las rutas.
+#   quitarlas cuando falla definitivamente, para mostrarlas en un menú) es recorrer todos los
+#   nombres de un dict. Un trie la responde recorriendo el prefijo; también una lista ordenada de
+#   nombres con `bisect`, que es lo que ofrece la biblioteca estándar. O guarda un segundo dict,
+#   servidor -> sus nombres, junto a las rutas.
 # - **Los recuentos por servidor** son baratos de mantener (un `Counter` sobre las rutas) y
 #   valen la pena: un servidor con 300 herramientas es un problema distinto de 100 servidores
 #   con 3.
@@ -845,7 +846,7 @@ prefix_costs = ipywidgets.Output()
 display(prefix_costs)
 with prefix_costs:
     print(f"scan={scan * 1e6:.1f} µs  bisect={cut * 1e6:.2f} µs  route()={lookup * 1e9:.0f} ns")
-    print(f"bisect faster than scan: {cut < scan}")
+    print(grading._("bisect faster than scan:", "bisect más rápido que el recorrido:"), cut < scan)
 
 # %%
 print(sorted(by_scan("notes57")) == by_bisect("notes57"), by_bisect("notes57"))
@@ -892,7 +893,7 @@ folder.cleanup()
 #   `command` con `args` y `env` para un proceso hijo, o una `url` para HTTP. El orden de la
 #   configuración decide todos los empates.
 # - Arranca todos los servidores a la vez, con un límite para la espera; un servidor atascado
-#   sigue intentándolo en segundo plano y no retiene a nadie.
+#   sigue intentándolo en segundo plano y no hace esperar a nadie.
 # - Un espacio de nombres para el modelo: **prefijo** (nunca ambiguo, más largo), **gana el
 #   primero** (oculta herramientas; que gane el *último* es un agujero de seguridad),
 #   **rechazo** (explícito, bloquea el arranque) o el **prefijo en caso de colisión** de

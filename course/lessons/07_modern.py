@@ -193,9 +193,9 @@ for name in ("META_PROTOCOL_VERSION", "META_CLIENT_CAPABILITIES", "META_CLIENT_I
              "META_LOG_LEVEL"):
     print(f"{name:<25}", getattr(versions, name))
 print()
-print("legacy: ", versions.LEGACY_VERSIONS)
-print("modern: ", versions.MODERN_VERSIONS)
-print("levels: ", versions.LOG_LEVELS)
+print(grading._("legacy: ", "heredadas: "), versions.LEGACY_VERSIONS)
+print(grading._("modern: ", "modernas:  "), versions.MODERN_VERSIONS)
+print(grading._("levels: ", "niveles:   "), versions.LOG_LEVELS)
 
 # %% [markdown] lang="en"
 # The log level travels with each request too: there is no `logging/setLevel` to remember
@@ -249,21 +249,31 @@ def echo(text: str) -> str:
 def outcome(reply):
     if "error" in reply:
         return reply["error"]["code"], reply["error"]["message"][:60]
-    return "modern" if "resultType" in reply["result"] else "legacy", ""
+    if "resultType" in reply["result"]:
+        return grading._("modern", "moderna"), ""
+    return grading._("legacy", "heredada"), ""
 
 
 tries = [
-    ("modern tools/list", jsonrpc.request(1, "tools/list", {"_meta": META}), False),
-    ("legacy tools/list", jsonrpc.request(1, "tools/list"), True),
-    ("legacy + modern _meta", jsonrpc.request(1, "tools/list", {"_meta": META}), True),
-    ("no handshake, no _meta", jsonrpc.request(1, "tools/list"), False),
-    ("ping, no _meta", jsonrpc.request(1, "ping"), False),
-    ("ping, modern", jsonrpc.request(1, "ping", {"_meta": META}), False),
-    ("discover after initialize", jsonrpc.request(1, "server/discover"), True),
-    ("no capabilities", jsonrpc.request(1, "tools/list", {"_meta": {
-        versions.META_PROTOCOL_VERSION: "2026-07-28"}}), False),
-    ("log level 'loud'", jsonrpc.request(1, "tools/list", {"_meta": {
-        **META, versions.META_LOG_LEVEL: "loud"}}), False),
+    (grading._("modern tools/list", "tools/list moderno"),
+     jsonrpc.request(1, "tools/list", {"_meta": META}), False),
+    (grading._("legacy tools/list", "tools/list heredado"),
+     jsonrpc.request(1, "tools/list"), True),
+    (grading._("legacy + modern _meta", "heredada + _meta moderno"),
+     jsonrpc.request(1, "tools/list", {"_meta": META}), True),
+    (grading._("no handshake, no _meta", "sin handshake ni _meta"),
+     jsonrpc.request(1, "tools/list"), False),
+    (grading._("ping, no _meta", "ping sin _meta"), jsonrpc.request(1, "ping"), False),
+    (grading._("ping, modern", "ping moderno"),
+     jsonrpc.request(1, "ping", {"_meta": META}), False),
+    (grading._("discover after initialize", "discover tras initialize"),
+     jsonrpc.request(1, "server/discover"), True),
+    (grading._("no capabilities", "sin capacidades"),
+     jsonrpc.request(1, "tools/list", {"_meta": {versions.META_PROTOCOL_VERSION: "2026-07-28"}}),
+     False),
+    (grading._("log level 'loud'", "nivel de registro 'loud'"),
+     jsonrpc.request(1, "tools/list", {"_meta": {**META, versions.META_LOG_LEVEL: "loud"}}),
+     False),
 ]
 for label, message, initialized in tries:
     code, text = outcome(answer(demo, message, initialized))
@@ -359,9 +369,12 @@ class HintCache:
 
 cache = HintCache()
 cache.put("tools/list", {}, "ana", listed, now_ms=0)
-print("ana at 59 s:  ", cache.get("tools/list", {}, "ana", now_ms=59_000) is not None)
-print("bruno at 59 s:", cache.get("tools/list", {}, "bruno", now_ms=59_000) is not None)
-print("ana at 61 s:  ", cache.get("tools/list", {}, "ana", now_ms=61_000) is not None)
+print(grading._("ana at 59 s:  ", "ana a los 59 s:  "),
+      cache.get("tools/list", {}, "ana", now_ms=59_000) is not None)
+print(grading._("bruno at 59 s:", "bruno a los 59 s:"),
+      cache.get("tools/list", {}, "bruno", now_ms=59_000) is not None)
+print(grading._("ana at 61 s:  ", "ana a los 61 s:  "),
+      cache.get("tools/list", {}, "ana", now_ms=61_000) is not None)
 
 # %% [markdown] lang="en"
 # ## 4. The probe: how a client finds out the era
@@ -386,11 +399,11 @@ print("ana at 61 s:  ", cache.get("tools/list", {}, "ana", now_ms=61_000) is not
 # ## 4. El sondeo: cómo averigua un cliente la era
 #
 # Un cliente que no conoce a su servidor envía primero `server/discover`, con la versión más
-# nueva que habla. Las reglas (2026-07-28, compatibilidad hacia atrás), tal como las sigue
+# reciente que habla. Las reglas (2026-07-28, compatibilidad hacia atrás), tal como las sigue
 # `Client._probe` en `mcpkit/client.py`:
 #
 # - un DiscoverResult: **moderna**, con nuestra versión si está en la lista y, si no, la
-#   moderna más nueva que hablen los dos;
+#   moderna más reciente que hablen los dos;
 # - -32022: moderna, pero no nuestra versión: reintenta **una vez** con una versión de
 #   `error.data.supported`; si solo lista versiones heredadas, recurre a la era heredada;
 # - -32021 o -32020: un servidor moderno que rechaza otra cosa: sigue en la moderna;
@@ -415,7 +428,7 @@ with Client(NOTES[0], NOTES[1:]).connect() as modern_client:
 # client's side of this properly; here we only watch it.
 
 # %% [markdown] lang="es"
-# Y contra un servidor escrito antes de 2026: las pocas líneas de abajo son un servidor
+# Y con un servidor escrito antes de 2026: las pocas líneas de abajo son un servidor
 # heredado completo (conoce `initialize`, `tools/list` y nada más) que además escribe en su
 # error estándar cada línea que lee, para que veamos qué envió el cliente. La lección 05
 # construye como es debido el lado del cliente; aquí solo lo observamos.
@@ -463,13 +476,13 @@ for line in seen_by_old:
 
 # %% [markdown] lang="es"
 # La primera línea que leyó el servidor antiguo es el sondeo; respondió -32601, y el cliente
-# volvió a empezar con `initialize` en la versión heredada más nueva, aceptó la 2025-06-18 del
-# servidor y desde entonces habló la heredada. En stdio, un servidor heredado que **ignora**
-# las solicitudes desconocidas (sin responder nada) cuesta el tiempo de espera del sondeo,
-# diez segundos en el cliente de mcpkit; la especificación pide "un tiempo de espera
-# razonable", y un servidor de Python que tarda un segundo en importar no debe confundirse con
-# uno heredado que calla. Un cliente que conoce la era de su servidor puede saltarse el
-# sondeo: `Client(..., version="legacy")` o `version="modern"`.
+# volvió a empezar con `initialize` en la versión heredada más reciente, aceptó la 2025-06-18 del
+# servidor y desde entonces habló la heredada. En stdio, un servidor heredado que **ignora** las
+# solicitudes desconocidas (sin responder nada) cuesta el tiempo de espera del sondeo, diez
+# segundos en el cliente de mcpkit; la especificación pide "un tiempo de espera razonable", y un
+# servidor de Python que tarda un segundo en importar no debe confundirse con uno heredado que
+# calla. Un cliente que conoce la era de su servidor puede saltarse el sondeo:
+# `Client(..., version="legacy")` o `version="modern"`.
 
 # %% [markdown] lang="en"
 # ## 5. A missing client capability: -32021
@@ -524,12 +537,11 @@ print(json.dumps(answer(booking, jsonrpc.request(1, "tools/call", {**BOOK, "_met
 # espera la respuesta en la misma conexión: el servidor mantiene abierta la llamada, y la
 # respuesta tiene que volver al mismo proceso que preguntó. La era moderna no lo permite. El
 # servidor **devuelve**: un resultado con `"resultType": "input_required"`, las preguntas en
-# `inputRequests` y un `requestState`. El cliente obtiene las respuestas (le pregunta al
-# usuario) y envía **la misma solicitud otra vez** con `inputResponses` y el `requestState`,
-# sin cambios. El mismo código de herramienta sirve a las dos eras: en la moderna, mcpkit
-# vuelve a ejecutar la herramienta desde el principio en cada ronda y responde a `ctx.elicit`
-# con las respuestas dadas hasta entonces (mira la teoría de funcionamiento al principio de
-# `mcpkit/mrtr.py`).
+# `inputRequests` y un `requestState`. El cliente obtiene las respuestas (le pregunta al usuario)
+# y envía **la misma solicitud otra vez** con `inputResponses` y el `requestState`, sin cambios.
+# El mismo código de herramienta sirve a las dos eras: en la moderna, mcpkit vuelve a ejecutar la
+# herramienta desde el principio en cada ronda y responde a `ctx.elicit` con las respuestas dadas
+# hasta entonces (mira la explicación de cómo funciona, al principio de `mcpkit/mrtr.py`).
 
 # %%
 ELICIT_META = {**META, versions.META_CLIENT_CAPABILITIES: {"elicitation": {}}}
@@ -538,7 +550,7 @@ round_one = first["result"]
 print(round_one["resultType"])
 print(json.dumps(round_one["inputRequests"], indent=1))
 state = round_one["requestState"]
-print(type(state).__name__, state.count("."), "dot")
+print(type(state).__name__, state.count("."), grading._("dot", "punto"))
 
 # %%
 ANSWERS = {"when": {"action": "accept", "content": {"time": "20:30"}}}
@@ -587,7 +599,7 @@ for secret in (b"shared by every replica", b"another deployment"):
 # ### Por qué se sella el estado
 #
 # El estado vuelve del cliente, así que el servidor no debe fiarse de él tal cual. Es JSON,
-# firmado con HMAC-SHA256 (`StateSealer` en `mcpkit/mrtr.py`): `base64(cuerpo) + "." +
+# firmado con HMAC-SHA256 (`StateSealer` en `mcpkit/mrtr.py`): `base64(body) + "." +
 # base64(mac)`. El cuerpo lo liga a **esta solicitud** (una huella del método y de los params,
 # sin `_meta`, `inputResponses` ni `requestState`, que cambian entre rondas) y le da una
 # **caducidad**. Leamos el cuerpo (está firmado, no cifrado: nunca pongas secretos en él) y
@@ -604,8 +616,8 @@ print(json.dumps(body["p"]["asked"]["when"]["params"]["message"]))
 body["p"]["answers"] = {"when": {"action": "accept", "content": {"time": "03:00"}}}
 forged = mrtr._b64(json.dumps(body, separators=(",", ":"), sort_keys=True).encode())
 attacks = {
-    "tampered": {**ROUND_TWO, "requestState": forged + "." + mac_text},
-    "other params": {**ROUND_TWO, "arguments": {"guests": 12}},
+    grading._("tampered", "manipulado"): {**ROUND_TWO, "requestState": forged + "." + mac_text},
+    grading._("other params", "otros params"): {**ROUND_TWO, "arguments": {"guests": 12}},
 }
 for label, params in attacks.items():
     print(f"{label:<13}", answer(booking, jsonrpc.request(3, "tools/call", params))["error"])
@@ -614,7 +626,8 @@ expired_booking = replica(b"shared by every replica")
 expired_booking.sealer = mrtr.StateSealer(b"shared by every replica", ttl_s=-1)
 old = answer(expired_booking, jsonrpc.request(4, "tools/call", {**BOOK, "_meta": ELICIT_META}))
 late = {**ROUND_TWO, "requestState": old["result"]["requestState"]}
-print(f"{'expired':<13}", answer(expired_booking, jsonrpc.request(5, "tools/call", late))["error"])
+print(f"{grading._('expired', 'caducado'):<13}",
+      answer(expired_booking, jsonrpc.request(5, "tools/call", late))["error"])
 
 # %% [markdown] lang="en"
 # All three are -32602, invalid params: the client sent something the server did not issue
@@ -630,7 +643,7 @@ print(f"{'expired':<13}", answer(expired_booking, jsonrpc.request(5, "tools/call
 # para esta solicitud. (El MAC se comprueba primero, así que una caducidad falsificada tampoco
 # puede salvar un estado.) Un cliente real hace todo esto por ti: con un callback
 # `elicitation`, el cliente de mcpkit responde a `input_required` y reintenta, hasta
-# `max_rounds` veces. Aquí lo tienes contra el mismo servidor `booking`, al que se accede en
+# `max_rounds` veces. Aquí lo tienes con el mismo servidor `booking`, al que se accede en
 # memoria: `Client(server=booking)` no arranca ningún proceso, pero ejecuta el mismo código de
 # sesión y de stdio (el bucle del servidor, en un hilo). El callback hace las veces del
 # usuario:
@@ -656,7 +669,7 @@ print(questions)
 # one the client sent `tools/call` twice.
 
 # %% [markdown] lang="es"
-# La misma herramienta, la misma función, la misma respuesta en las dos eras; solo cambia lo
+# La misma herramienta, el mismo callback, la misma respuesta en las dos eras; solo cambia lo
 # que viaja por la conexión: en la era heredada el servidor envió `elicitation/create` al
 # cliente y esperó; en la moderna, el cliente envió `tools/call` dos veces.
 
@@ -819,17 +832,17 @@ notes.reset()
 # estas funcionalidades, no se emite ninguno.
 #
 # **Pasar un servidor y un cliente de 2025-11-25 a 2026-07-28 con mcpkit.** El código del
-# servidor no cambia: el mismo `Server` responde en las dos eras (la sección 1 muestra las dos
-# conexiones una al lado de la otra). Lo que cambia en la conexión: no hay `initialize` ni
-# `notifications/initialized`; la versión, la información y las capacidades del cliente van en
-# el `_meta` de cada solicitud; `server/discover` en lugar del resultado de `initialize`;
-# rondas `input_required` en lugar de solicitudes al cliente; `subscriptions/listen` en lugar de
-# las notificaciones de la sesión; sobre HTTP, ningún `Mcp-Session-Id`. Lo que sí debería
-# cambiar quien escribe el servidor: que las herramientas que preguntan al cliente se puedan volver
-# a ejecutar sin riesgo (sección 6), y que lo que dependía de las funcionalidades obsoletas de arriba pase a lo
-# que las sustituye. El código del cliente tampoco cambia: `Client` sondea y elige la era más
-# reciente que admiten los dos (sección 4); `version="2025-11-25"` fija la antigua mientras
-# el interlocutor se pone al día.
+# servidor no cambia: el mismo `Server` responde en las dos eras (la sección 1 muestra, uno junto
+# al otro, los bytes que viajan en cada era). Lo que cambia en la conexión: no hay `initialize`
+# ni `notifications/initialized`; la versión, la información y las capacidades del cliente van en
+# el `_meta` de cada solicitud; `server/discover` en lugar del resultado de `initialize`; rondas
+# `input_required` en lugar de solicitudes al cliente; `subscriptions/listen` en lugar de las
+# notificaciones de la sesión; sobre HTTP, ningún `Mcp-Session-Id`. Lo que sí debería cambiar
+# quien escribe el servidor: que las herramientas que preguntan al cliente se puedan volver a
+# ejecutar sin riesgo (sección 6), y que lo que dependía de las funcionalidades obsoletas de
+# arriba pase a lo que las sustituye. El código del cliente tampoco cambia: `Client` sondea y
+# elige la era más reciente que admiten los dos (sección 4); `version="2025-11-25"` fija la
+# antigua mientras el interlocutor se pone al día.
 #
 # La celda siguiente ejecuta dos veces, en la era moderna, una herramienta que escribe en el
 # registro, y cuenta los avisos:
@@ -891,10 +904,12 @@ from mcpkit.transports.http import HttpServerThread  # noqa: E402
 
 
 class Names(SpanProcessor):
-    """Remembers each span's name when it starts: children end first, and name parents."""
+    # [en] Remembers each span's name when it starts: children end first, and name parents.
+    # [es] Recuerda el nombre de cada span al empezar: los hijos terminan primero y así
+    # [es] pueden nombrar a su padre.
 
     names = {}
-    turn = None  # the trace of the application's span: the one printed
+    turn = None  # [en] the trace of the application's span: the one printed  [es] la traza del span de la aplicación: la que se imprime
 
     def on_start(self, span, parent_context=None):
         self.names[span.context.span_id] = span.name
@@ -904,9 +919,9 @@ class Names(SpanProcessor):
 
 def one_line(span):
     if span.context.trace_id != Names.turn:
-        return ""  # the host's own start-up requests: traces of their own
+        return ""  # [en] the host's own start-up requests: traces of their own  [es] las solicitudes de arranque del propio host: trazas propias
     parent = Names.names[span.parent.span_id] if span.parent else "-"
-    return f"{span.kind.name:<8} {span.name:<24} parent: {parent}\n"
+    return f"{span.kind.name:<8} {span.name:<24} {grading._('parent:', 'padre:')} {parent}\n"
 
 
 provider = TracerProvider()

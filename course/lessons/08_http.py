@@ -37,7 +37,7 @@
 #    el servidor tiene algo más que decir antes;
 # 2. leer las cabeceras (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` y la heredada
 #    `Mcp-Session-Id`) y ver por qué la era moderna repite campos del cuerpo en cabeceras;
-# 3. llevar una sesión heredada (initialize, el flujo GET, DELETE) junto a solicitudes
+# 3. mantener una sesión heredada (initialize, el flujo GET, DELETE) junto a solicitudes
 #    modernas;
 # 4. cerrar un flujo y ver cómo se cancela su solicitud;
 # 5. intentar un ataque de DNS rebinding y una solicitud sin token de portador (bearer), y ver
@@ -148,12 +148,12 @@ show_response(httpx.post(URL, json=search, headers=modern_headers(search)))
 #
 # Cuando el servidor tiene algo que enviar **antes** de la respuesta final (una línea de
 # registro, el progreso, la confirmación de una escucha), la respuesta se convierte en un flujo
-# de Server-Sent Events: estado 200, `Content-Type: text/event-stream` y un bloque
+# de Server-Sent Events: código de estado 200, `Content-Type: text/event-stream` y un bloque
 # `event: message` / `data: <JSON>` por mensaje, y la respuesta final en último lugar. El primer
-# mensaje que sale decide el formato: la herramienta de abajo escribe una línea de registro
-# antes de responder (el cliente pidió en `_meta` el nivel `info` o superior). El registro
-# está obsoleto desde 2026-07-28 (lección 07, sección 9) y el progreso no: cualquiera de los
-# dos abre el flujo.
+# mensaje que sale decide el formato: la herramienta de abajo escribe una línea de registro antes
+# de responder (el cliente pidió en `_meta` el nivel `info` o superior). El registro está
+# obsoleto desde 2026-07-28 (lección 07, sección 9) y el progreso no: cualquiera de los dos abre
+# el flujo.
 
 # %%
 chatty = Server("chatty", "1.0.0")
@@ -208,9 +208,9 @@ print(http_headers.encode_header_value("café"), http_headers.encode_header_valu
 # `_meta` at all is -32602, as on stdio:
 
 # %% [markdown] lang="es"
-# Los errores modernos tienen estados HTTP propios (400 para la mayoría, 404 para un método
-# desconocido), para que la misma pasarela vea un fallo sin leer el cuerpo. Y una solicitud sin
-# ningún `_meta` es -32602, como en stdio:
+# Los errores modernos tienen códigos de estado HTTP propios (400 para la mayoría, 404 para un
+# método desconocido), para que la misma pasarela vea un fallo sin leer el cuerpo. Y una
+# solicitud sin ningún `_meta` es -32602, como en stdio:
 
 # %%
 unknown = jsonrpc.request(2, "tools/unknown", {"_meta": META})
@@ -387,11 +387,14 @@ for label, extra in attempts.items():
 
 # %%
 guarded_http = serve_in_thread(notes.server, token="s3cret-token")
-for label, extra in (("no token", {}), ("wrong token", {"authorization": "Bearer guess"}),
-                     ("right token", {"authorization": "Bearer s3cret-token"})):
+for label, extra in ((grading._("no token", "sin token"), {}),
+                     (grading._("wrong token", "token equivocado"),
+                      {"authorization": "Bearer guess"}),
+                     (grading._("right token", "token correcto"),
+                      {"authorization": "Bearer s3cret-token"})):
     response = httpx.post(guarded_http.url, json=tools_list,
                           headers={**modern_headers(tools_list), **extra})
-    print(f"{label:<12} {response.status_code} {response.headers.get('www-authenticate')}")
+    print(f"{label:<16} {response.status_code} {response.headers.get('www-authenticate')}")
 
 # %% [markdown] lang="en"
 # ## 7. Scaling out: any worker answers any request
@@ -543,7 +546,7 @@ exit_code = workers.wait(10)
 # ## 8. El conjunto oficial de pruebas de conformidad
 #
 # El proyecto MCP publica un conjunto de pruebas de conformidad, un programa de Node que somete
-# a un servidor a escenarios de las dos revisiones e informa del resultado de cada uno.
+# a un servidor a escenarios de las dos revisiones e informa el resultado de cada uno.
 # `conformance/mcpkit-server.sh` lo ejecuta contra el servidor "everything" de mcpkit por HTTP.
 # La celda de abajo lo ejecuta cuando el conjunto y un Node lo bastante nuevo (22 o posterior)
 # ya están instalados, con un límite de tiempo; si no, muestra el comando que los instala
@@ -645,7 +648,7 @@ notes.reset()
 #   una notificación recibe 202 y ningún cuerpo.
 # - Las solicitudes modernas repiten su método y su nombre en `Mcp-Method` y `Mcp-Name`, para
 #   que los proxies enruten sin analizar JSON; el servidor rechaza una discrepancia (-32020).
-#   Los errores modernos tienen estados HTTP (400, 404).
+#   Los errores modernos tienen códigos de estado HTTP (400, 404).
 # - Sesiones heredadas: `initialize` devuelve `Mcp-Session-Id`; GET abre el flujo de la sesión;
 #   DELETE la termina. En la era moderna, cerrar el flujo de una respuesta cancela su
 #   solicitud.

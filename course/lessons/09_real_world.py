@@ -425,7 +425,7 @@ def counts(rows):
 
 
 counts([(grading._("notes server on mcpkit (mcpkit/examples/notes.py)",
-                    "servidor de notas, mcpkit (mcpkit/examples/notes.py)"),
+                    "servidor de notas con mcpkit (mcpkit/examples/notes.py)"),
          lines_of(mcpkit_root / "examples" / "notes.py")),
         (grading._("notes server on the SDK (the port above)",
                    "servidor de notas con el SDK (el port de arriba)"), code_lines(FIRST_PORT)),
@@ -472,9 +472,9 @@ on_mcpkit = reference_harness(NOTES_COMMAND, script, timeout=10.0)
 on_port = reference_harness(PORT_COMMAND, script, timeout=10.0)
 for a, b in zip(on_mcpkit, on_port):
     if a == b:
-        print("same   ", a[0], a[1])
+        print(grading._("same   ", "igual  "), a[0], a[1])
     else:
-        print("DIFFERS", a[0], a[1])
+        print(grading._("DIFFERS", "DIFIERE"), a[0], a[1])
         print("    mcpkit:", json.dumps(a[2], ensure_ascii=False)[:110])
         print("    SDK:   ", json.dumps(b[2], ensure_ascii=False)[:110])
 
@@ -513,7 +513,7 @@ for a, b in zip(on_mcpkit, on_port):
 #   modelo que lee el texto ve dos cosas distintas. Para igualarlo, devuelve
 #   `json.dumps(value, ensure_ascii=False)` como cadena.
 # - **La lista de herramientas.** El SDK no escribe `title` si no se lo pasas, y añade un
-#   `outputSchema` a los retornos con tipo; el harness compara nombres, argumentos
+#   `outputSchema` a los valores de retorno con tipo; el harness compara nombres, argumentos
 #   obligatorios e indicaciones, que aquí son iguales.
 # - **Una nota que falta.** mcpkit convierte el `KeyError` de una función de recurso en -32002
 #   (recurso no encontrado). El SDK envuelve cualquier excepción de una función de plantilla
@@ -589,12 +589,12 @@ with Host(both, naming="prefix") as host:
 # %% [markdown] lang="es"
 # ### El cliente de varios servidores sobre `ClientSession` del SDK
 #
-# La otra mitad del ejercicio final: el cliente de varios servidores del material de
-# origen (un proceso y una sesión por servidor, una tabla de herramientas fusionada, enrutamiento
-# por nombre con prefijo), escrito con `stdio_client` y `ClientSession` del SDK. El SDK se
-# encarga de lanzar los procesos, el handshake, los ids y el lector; lo que queda es la
-# tabla. Fíjate en lo que *no* está: reinicios, `list_changed`, políticas de colisión, tiempos
-# de espera por llamada. El `Host` de mcpkit los tiene.
+# La otra mitad del ejercicio final: el cliente de varios servidores del material de origen (un
+# proceso y una sesión por servidor, una tabla de herramientas fusionada, enrutamiento por nombre
+# con prefijo), escrito con `stdio_client` y `ClientSession` del SDK. El SDK se encarga de lanzar
+# los procesos y del handshake, los ids y el lector; lo que queda es la tabla. Fíjate en lo que
+# *no* está: reinicios, `list_changed`, políticas de colisión, tiempos de espera por llamada. El
+# `Host` de mcpkit los tiene.
 
 # %%
 MULTI_CLIENT = '''
@@ -659,7 +659,7 @@ print(code_lines(MULTI_CLIENT) < 45)
 
 # %% [markdown] lang="es"
 # Unas 25 líneas, donde el cliente escrito a mano del material de origen ocupaba unas 200: el
-# SDK se queda con lo que la lección 05 y el laboratorio 05 construyeron a mano. Los números,
+# SDK se encarga de lo que la lección 05 y el laboratorio 05 construyeron a mano. Los números,
 # junto al `Host` de mcpkit (con su supervisión, sus reinicios y sus políticas) y el núcleo de
 # sesión del laboratorio 05:
 
@@ -733,13 +733,13 @@ counts([(grading._("multi-server client on the SDK (above)",
 # ```
 #
 # Reinícialo tras cada cambio. Sus registros: `~/Library/Logs/Claude/mcp.log` y un
-# `mcp-server-notes.log` por servidor en macOS, `%APPDATA%\Claude\logs\` en Windows. Todo lo
-# que tu servidor escribe en **stderr** acaba en ese archivo del servidor, y por eso un
-# servidor stdio registra en stderr y nunca en stdout.
+# `mcp-server-notes.log` por servidor en macOS, `%APPDATA%\Claude\logs\` en Windows. Todo lo que
+# tu servidor escribe en **stderr** acaba en ese archivo del servidor, y por eso un servidor
+# stdio escribe su registro en stderr y nunca en stdout.
 #
 # **VS Code** lee `.vscode/mcp.json` en el espacio de trabajo (o el `mcp.json` del usuario,
-# comando *MCP: Open User Configuration*). Su clave principal es `servers`, no `mcpServers`, y
-# cada entrada dice su transporte:
+# comando *MCP: Open User Configuration*). Su clave de nivel superior es `servers`, no
+# `mcpServers`, y cada entrada dice su transporte:
 #
 # ```json
 # {"servers": {"notes": {
@@ -806,7 +806,7 @@ with Host({"mcpServers": vs_code["servers"]}) as host:
 # | respuestas fuera de orden | el SDK de Python atiende las solicitudes a la vez y puede responder antes a un id posterior | emparejar respuestas por id, nunca por orden |
 # | campos de más | el SDK de Python añade `structuredContent` y un `outputSchema` a las herramientas con tipo; mcpkit añade `title` a las anotaciones | ignorar lo que no usas |
 # | argumentos | el pydantic del SDK convierte `"3"` en `3` para un entero; el validador de mcpkit lo rechaza | enviar los tipos que dice el esquema |
-# | páginas | los clientes de mcpkit y el harness siguen `nextCursor`; ninguno de los servidores de referencia fijados pagina hoy, pero un cliente que se queda en la primera página pierde elementos sin avisar el día que uno lo haga | seguir siempre `nextCursor` |
+# | páginas | los clientes de mcpkit y el harness siguen `nextCursor`; ninguno de los servidores de referencia fijados usa paginación hoy, pero un cliente que se queda en la primera página pierde elementos sin avisar el día que uno lo haga | seguir siempre `nextCursor` |
 # | revisiones | los servidores de referencia y el SDK de TypeScript 1.x hablan la era del handshake (2025-11-25); el cliente de mcpkit sondea primero la revisión moderna y recurre a la era heredada; el `Client` del SDK de Python hace cualquiera de las dos (`mode=`) | negociar; no suponer nunca la última revisión |
 # | arranque | el servidor del SDK responde a su primera solicitud tras un segundo más o menos (importaciones); el de mcpkit, en una fracción de eso | esperar la respuesta a `initialize` más tiempo que las demás |
 

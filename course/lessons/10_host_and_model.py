@@ -154,10 +154,11 @@ print(len(host.anthropic_tools()), len(host.openai_tools()))
 # %% [markdown] lang="es"
 # Los nombres piden cuidado. Un nombre de herramienta MCP puede tener hasta 128 caracteres y
 # llevar `.` y `/` (`notes.search`, `github/create_issue`); las API de modelos aceptan
-# `^[a-zA-Z0-9_-]{1,64}$`. El host tiene que renombrar y tiene que poder **deshacer el cambio**:
-# cuando el modelo llama a `notes_search`, ¿a qué herramienta MCP se refería? `ToolNames` guarda
-# las dos direcciones. Los nombres que quedan iguales al limpiarlos reciben un sufijo; un nombre
-# demasiado largo conserva su comienzo y una huella corta (hash) del nombre completo.
+# `^[a-zA-Z0-9_-]{1,64}$`. El host tiene que renombrar y tiene que poder **recorrer el camino
+# inverso**: cuando el modelo llama a `notes_search`, ¿a qué herramienta MCP se refería?
+# `ToolNames` guarda las dos direcciones. Los nombres que quedan iguales al limpiarlos reciben un
+# sufijo; un nombre demasiado largo conserva su comienzo y una huella corta (hash) del nombre
+# completo.
 
 # %%
 names = toolformats.ToolNames(["notes.search", "notes_search", "fs/read",
@@ -228,7 +229,7 @@ print(toolformats.openai_tool_calls({"role": "assistant", "tool_calls": [
 # %% [markdown] lang="es"
 # Una llamada se convierte en `tools/call` con el nombre MCP y los argumentos; lo que vuelve se
 # convierte en un resultado de herramienta que el modelo lee en su siguiente turno. Una
-# herramienta puede fallar de **dos maneras**, y al modelo le llegan distintas:
+# herramienta puede fallar de **dos maneras**, y el modelo las recibe de forma distinta:
 #
 # - un **resultado `isError`**: la herramienta se ejecutó y dice qué salió mal, con sus propias
 #   palabras (`no such file`). El modelo lee el texto de la herramienta, marcado como error, y
@@ -309,8 +310,8 @@ print([t["name"] for t in agent.offered_tools(host.tools(), read_only)])
 # 2. **Validar** los argumentos antes de llamar. Los escribe el modelo, y los modelos se
 #    equivocan: un número en lugar de una cadena, un campo que falta, un valor fuera de un
 #    `enum`. El `inputSchema` de la herramienta dice qué es válido; comprobarlo en el host
-#    significa que una llamada mala no cuesta una ida y vuelta y nunca llega a un servidor que
-#    quizá no compruebe.
+#    significa que una llamada incorrecta no cuesta una ida y vuelta y nunca llega a un servidor
+#    que quizá no compruebe.
 
 # %%
 conjugate = next(t for t in host.tools() if t["name"] == "conjugate")
@@ -356,8 +357,9 @@ for tool in host.tools():
 #    `invalid`, `declined`, `quarantined`). Los rechazos son los que más importan: ahí es donde
 #    algo salió mal.
 #
-# Y cada llamada recibe una respuesta. Un modelo que pidió algo y no oyó nada lo volvería a
-# pedir, así que un rechazo vuelve al modelo como un resultado de error que dice por qué.
+# Y cada llamada recibe una respuesta. Un modelo que pidió algo y no recibió respuesta lo
+# volvería a pedir, así que un rechazo vuelve al modelo como un resultado de error que dice por
+# qué.
 
 # %% [markdown] lang="en"
 # ## 4. The agent loop, with a scripted model
@@ -692,7 +694,7 @@ print(sorted(body), [t["name"] for t in body["tools"]][:4])
 
 # [en] To try it for real: set ANTHROPIC_API_KEY, put a model name above, and flip this.
 # [es] Para probarlo de verdad: define ANTHROPIC_API_KEY, pon arriba un nombre de modelo y
-# [es] cambia esto.
+# [es] cambia esto a `True`.
 USE_A_REAL_MODEL = False
 if USE_A_REAL_MODEL:
     show(run_agent(host, real, "What is in my inbox?", allow=read_only).messages)
@@ -739,7 +741,7 @@ if USE_A_REAL_MODEL:
 #    sección 1, así que hablar del protocolo en el prompt solo gasta tokens, e invita al modelo
 #    a escribir "solicitudes MCP" como texto que ningún host va a ejecutar. Lo muestra el
 #    cuerpo de la solicitud de la sección 6, comprobado abajo.
-# 2. **Dejar que el modelo hable directamente con un servidor**, por ejemplo dándole el URL de
+# 2. **Dejar que el modelo hable directamente con un servidor**, por ejemplo dándole la URL de
 #    un servidor o una herramienta que reenvía JSON-RPC en bruto. Todos los deberes de la
 #    sección 3 (filtrar, validar, confirmar, auditar) viven en el host, así que una llamada que
 #    no pasa por el host se salta todos esos deberes; el modelo torpe de la sección 4 muestra
@@ -750,7 +752,7 @@ if USE_A_REAL_MODEL:
 #    conexión). Registra en el error estándar.
 # 4. **Un servidor HTTP con estado en una función con arranque en frío.** Una sesión heredada
 #    vive en un proceso; una plataforma que arranca una instancia nueva por solicitud la
-#    pierde, y la siguiente solicitud recibe *session not found* (lección 07, sección 8;
+#    pierde, y la siguiente solicitud recibe *sesión no encontrada* (lección 07, sección 8;
 #    lección 08, sección 7). Sirve la revisión moderna, que no guarda nada entre solicitudes,
 #    o ejecuta un proceso de larga duración con afinidad.
 # 5. **Suponer que las versiones del protocolo cambian sin que se note.** Cada revisión cambió
@@ -817,7 +819,7 @@ print("2099-01-01 ->", replies[0]["result"]["protocolVersion"])
 # - **La especificación** en modelcontextprotocol.io: las revisiones, las reglas de
 #   autorización y las buenas prácticas de seguridad, que van más allá de la sección 5.
 # - **Los SDK oficiales** (Python, TypeScript y otros) y los **servidores de referencia**:
-#   apunta a ellos el cliente de `mcpkit`, o porta a uno de ellos el servidor de notas, y
+#   prueba con ellos el cliente de `mcpkit`, o porta a uno de ellos el servidor de notas, y
 #   compara los bytes.
 # - **Tu propio servidor** para algo que uses a diario, detrás de la configuración
 #   `mcpServers` de tu editor o de tu aplicación de escritorio, y luego detrás del bucle de

@@ -280,7 +280,7 @@ def _describe_error(exc: BaseException) -> str:
         wait = max(CASE_TIME_LIMIT, CASE_WAIT_LIMIT)
         return _(
             f"waited more than {wait:g} s (a read, a join or a lock that never returns?)",
-            f"esperó más de {wait:g} s (¿una lectura, un join o un candado que nunca vuelve?)",
+            f"esperó más de {wait:g} s (¿una lectura, un join o un candado que nunca retorna?)",
         )
     if isinstance(exc, _Stuck):
         return _(
@@ -705,7 +705,7 @@ def differential(
         if outcome.error is not None:
             if isinstance(outcome.error, NotImplementedError | _Stuck):
                 raise outcome.error
-            got = [Step(_("(the check's set-up)", "(la preparación)"),
+            got = [Step(_("(the check's set-up)", "(la preparación de la comprobación)"),
                         Seen.of(outcome.error, raised=True))]
         else:
             got = outcome.value

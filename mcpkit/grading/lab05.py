@@ -517,7 +517,7 @@ def check_requests(make_session: Callable[..., Any]) -> None:
              hint=_("True == 1 and 1.0 == 1 in Python, so pending.pop(message['id']) finds "
                     "request 1 for them: only an int id (type(id) is int) can be one of yours",
                     "True == 1 y 1.0 == 1 en Python, así que pending.pop(message['id']) "
-                    "encuentra la solicitud 1 con ellos: solo un id int (type(id) is int) "
+                    "encuentra la solicitud 1 con esos ids: solo un id int (type(id) is int) "
                     "puede ser tuyo")),
         case(_("an error response raises RequestError with its code",
                "una respuesta de error lanza RequestError con su código"),
@@ -575,7 +575,7 @@ def check_requests(make_session: Callable[..., Any]) -> None:
              hint=_("put the future in the pending table first, then write: the answer may "
                     "arrive before write() returns, and the reader would find nobody",
                     "pon el future en la tabla de pendientes primero y luego escribe: la "
-                    "respuesta puede llegar antes de que write() vuelva, y el lector no "
+                    "respuesta puede llegar antes de que write() retorne, y el lector no "
                     "encontraría a nadie")),
         case(_("two sessions side by side", "dos sesiones a la par"),
              _two_sessions(s), [{"sent": 1}, {"echo": {"who": "b"}}, [],
@@ -703,8 +703,8 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
              [_raised("TimeoutError"), None, {"echo": {"next": True}}, []],
              hint=_("on a timeout, remove the id from the pending table: its answer, when it "
                     "comes, belongs to nobody",
-                    "al agotarse el tiempo, quita el id de la tabla de pendientes: su "
-                    "respuesta, cuando llegue, no es de nadie")),
+                    "al agotarse el tiempo de espera, quita el id de la tabla de pendientes: "
+                    "su respuesta, cuando llegue, no es de nadie")),
         case(_("timed-out requests leave nothing in the pending table",
                "las solicitudes cuyo tiempo de espera se agotó no dejan nada en la tabla de "
                "pendientes"),
@@ -716,8 +716,9 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
               {"echo": {}}, 0],
              hint=_("on a timeout, pop the id from the pending table: an entry nobody waits "
                     "for is a leak, one per timeout",
-                    "al agotarse el tiempo, saca el id de la tabla de pendientes: una entrada "
-                    "que nadie espera es una fuga, una por cada tiempo de espera agotado")),
+                    "al agotarse el tiempo de espera, saca el id de la tabla de pendientes: una "
+                    "entrada que nadie espera es una fuga, una por cada vez que se agota el "
+                    "tiempo de espera")),
         case(_("a timeout leaves the session usable",
                "agotar el tiempo de espera deja la sesión utilizable"),
              scenario(s, lambda x: [_call(x, "silent", timeout=SHORT_TIMEOUT),

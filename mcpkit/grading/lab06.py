@@ -271,7 +271,7 @@ def check_merge(merge: Callable[..., Any]) -> None:
                "prefix: todas las herramientas llevan el prefijo de su servidor"),
              lambda: _merged(merge, two, "prefix", "/"), expect(two, "prefix", "/"),
              hint=_("server + separator + name, for every tool, colliding or not",
-                    "servidor + separador + nombre, para cada herramienta, colisione o no")),
+                    "server + separator + name, para cada herramienta, colisione o no")),
         case(_("first-wins: the later `search` is hidden, and listed as hidden",
                "first-wins: la `search` posterior queda oculta, y aparece como oculta"),
              lambda: _merged(merge, two, "first-wins"), expect(two, "first-wins"),
@@ -461,7 +461,7 @@ def check_namespace(make: Callable[..., Any]) -> None:
         differential(
             _("behaves like a namespace merged by mcpkit on generated updates and removals",
               "se comporta como un espacio de nombres fusionado por mcpkit con "
-              "actualizaciones y bajas generadas"),
+              "actualizaciones y retiradas generadas"),
             key="lab06/namespace", generate=_gen_namespace, trial=_namespace_trial,
             reference=ReferenceNamespace, learner=make, show=_show_ops, cases=60,
             shrink=_shrink_ops),
@@ -556,7 +556,7 @@ def check_backoff(make: Callable[..., Any]) -> None:
     calm = [0.5]  # uniform(-j, j) gives 0: no jitter at all
     results = [
         case(_("the delays double from base up to the cap",
-               "los tiempos se duplican desde base hasta el tope"),
+               "las esperas se duplican desde base hasta el tope"),
              *both((calm, {}, [("delay", n) for n in range(1, 10)])),
              hint=_("base * factor ** (failures - 1), then at most cap: 0.5, 1, 2, 4, 8, 16, "
                     "30, 30...",
@@ -569,7 +569,7 @@ def check_backoff(make: Callable[..., Any]) -> None:
              hint=_("multiply by 1 + rng.uniform(-jitter, jitter): rng.random() == 0 gives "
                     "-20%, close to 1 gives +20%",
                     "multiplica por 1 + rng.uniform(-jitter, jitter): rng.random() == 0 da "
-                    "-20%, cerca de 1 da +20%")),
+                    "-20 %, cerca de 1 da +20 %")),
         case(_("jitter at the cap: still random below it, never above",
                "la variación en el tope: sigue siendo aleatoria por debajo, nunca por encima"),
              *both(([0.0, 0.999], {}, [("delay", 9), ("delay", 9)])),
@@ -583,8 +583,8 @@ def check_backoff(make: Callable[..., Any]) -> None:
              *both((calm, {}, [("delay", 1100), ("delay", 2000)])),
              hint=_("2 ** 1999 does not fit in a float (OverflowError): stop growing the "
                     "delay once it reaches the cap",
-                    "2 ** 1999 no cabe en un float (OverflowError): deja de hacer crecer el "
-                    "tiempo cuando llega al tope")),
+                    "2 ** 1999 no cabe en un float (OverflowError): deja de hacer crecer la "
+                    "espera cuando llega al tope")),
         case(_("failure(): the notice comes once, at the third failure in a row",
                "failure(): el aviso llega una vez, en el tercer fallo consecutivo"),
              *both((calm, {}, [("failure",)] * 5)),
@@ -908,7 +908,7 @@ def _kill_and_return(rig: Rig, kills: int, tick_before: set[int] = frozenset(),
             _L("a server came up", "un servidor arrancó"): first is not None,
             _L("restarted after each kill", "reiniciado tras cada muerte"): restarted,
             _L("backoff calls", "llamadas al retroceso"): list(rig.backoff.calls),
-            _L("slept the backoff's delays", "durmió los tiempos del retroceso"):
+            _L("slept the backoff's delays", "durmió las esperas del retroceso"):
                 rig.sleeps == rig.backoff.delays,
             _L("self.pid while waiting to restart", "self.pid mientras espera el reinicio"):
                 rig.pids_asleep,
@@ -927,14 +927,14 @@ _OK_END = (("close() returned", "close() retornó"),
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
           ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),
-          ("slept the backoff's delays", "durmió los tiempos del retroceso"),
+          ("slept the backoff's delays", "durmió las esperas del retroceso"),
           ("self.pid while waiting to restart", "self.pid mientras espera el reinicio"),
           ("notices (failures, message names server and count)",
            "avisos (fallos, el mensaje nombra servidor y número)"))
 _NEVER = (("start() returned", "start() devolvió"),
           ("each start was tried", "se intentó cada arranque"),
           ("backoff calls", "llamadas al retroceso"),
-          ("slept the backoff's delays", "durmió los tiempos del retroceso"),
+          ("slept the backoff's delays", "durmió las esperas del retroceso"),
           ("notices (failures, message names server and count)",
            "avisos (fallos, el mensaje nombra servidor y número)"))
 
@@ -960,7 +960,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "self.sleep, and starts the command again; while it waits, self.pid is "
                     "None (no server is up)",
                     "un hilo espera a que termine el proceso (process.wait()), cuenta el "
-                    "fallo con backoff.failure(), duerme el tiempo que devolvió con "
+                    "fallo con backoff.failure(), duerme la espera que devolvió con "
                     "self.sleep y vuelve a arrancar el comando; mientras espera, self.pid es "
                     "None (no hay servidor en marcha)")),
         case(_("killed three times in a row: growing delays and one notice, at the third",
@@ -973,7 +973,8 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "llama a notify(message) cuando failure() lo diga; el mensaje nombra el "
                     "servidor y el número de fallos")),
         case(_("a server that stayed up stable_after seconds starts a new streak",
-               "un servidor que aguantó stable_after segundos empieza una racha nueva"),
+               "un servidor que aguantó en marcha stable_after segundos empieza una "
+               "racha nueva"),
              rigged(make, lambda rig: _kill_and_return(rig, 3, {2})),
              kills(True, True, [True, True, True], ["failure", "failure", "success", "failure"],
                    True, [None] * 3, []),

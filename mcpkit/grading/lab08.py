@@ -155,7 +155,7 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
     ("JSON with a charset", "JSON con charset", "POST", "/mcp",
      {"content-type": "application/json; charset=utf-8"}, None, None,
      "parameters after ';' do not change the media type (media_types drops them)",
-     "los parámetros tras ';' no cambian el tipo (media_types los quita)"),
+     "los parámetros tras ';' no cambian el tipo de medio (media_types los quita)"),
     ("Accept: application/json", "Accept: application/json", "POST", "/mcp",
      {"accept": "application/json"}, None, 406,
      "a POST must accept both application/json and text/event-stream: 406",
@@ -174,7 +174,7 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
     ("no Accept", "sin Accept", "POST", "/mcp", {"accept": None}, None, None,
      "no Accept header accepts anything (RFC 9110)",
      "sin cabecera Accept se acepta cualquier cosa (RFC 9110)"),
-    ("GET ignores Content-Type", "GET no mira Content-Type", "GET", "/mcp",
+    ("GET ignores Content-Type", "GET ignora Content-Type", "GET", "/mcp",
      {"content-type": "text/plain", "accept": "text/html"}, None, None,
      "Content-Type and Accept are checked for POST only",
      "Content-Type y Accept solo se comprueban en POST"),
@@ -546,9 +546,9 @@ def _app_hint(x: AppCase, expected: Step | None, got: Step | None) -> str | None
     if want.get("status") != have.get("status"):
         return _("the status: 202 for a notification, 413 over the limit, 400 for a body that "
                  "is not a JSON-RPC request, 404 for -32601, 400 for the other protocol errors",
-                 "el estado: 202 para una notificación, 413 por encima del límite, 400 para un "
-                 "cuerpo que no es una solicitud JSON-RPC, 404 para -32601, 400 para los demás "
-                 "errores de protocolo")
+                 "el código de estado: 202 para una notificación, 413 por encima del límite, "
+                 "400 para un cuerpo que no es una solicitud JSON-RPC, 404 para -32601, 400 "
+                 "para los demás errores de protocolo")
     return None
 
 
@@ -710,8 +710,8 @@ def check_notes_front(make_app: Callable) -> None:
              lambda: _post(http.url, lock), {"status": 200, "format": "json", "code": -32000},
              _("only -32601 (404) and the protocol errors (400) change the status; any other "
                "error travels with 200",
-               "solo -32601 (404) y los errores de protocolo (400) cambian el estado; cualquier "
-               "otro error viaja con 200")),
+               "solo -32601 (404) y los errores de protocolo (400) cambian el código de "
+               "estado; cualquier otro error viaja con 200")),
             (_("GET: 405", "GET: 405"),
              lambda: {"status": httpx.get(http.url, timeout=10).status_code},
              {"status": 405}, _("no sessions, so no GET stream: 405",

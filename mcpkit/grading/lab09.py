@@ -412,7 +412,8 @@ def check_harness(harness: Callable[..., Any]) -> None:
                       _("an error answer is {\"error\": code}, whatever else it carries",
                         "una respuesta de error es {\"error\": code}, lleve lo que lleve "
                         "además")),
-        _harness_case(h, _("a server that dies mid-run", "un servidor que muere a mitad"),
+        _harness_case(h, _("a server that dies mid-run",
+                            "un servidor que muere a mitad de la ejecución"),
                       {**_BASIC, "die_after": 3},
                       [["call", "echo", {"text": "a"}], ["call", "add", {"a": 1, "b": 2}],
                        ["list", "tools"], ["send", "ping", None]],
@@ -435,7 +436,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
              hint=_("a server that has not exited after timeout seconds must be killed (and "
                     "waited for) before the harness returns",
                     "un servidor que no terminó tras timeout segundos debe matarse (y "
-                    "esperarse) antes de que el harness vuelva")),
+                    "esperarse) antes de que el harness retorne")),
         case(_("mcpkit's notes server, a real one", "el servidor de notas de mcpkit, uno real"),
              lambda: _run_harness(h, NOTES_COMMAND, notes_script, 10.0),
              seen(_memo.notes(notes_script)), given=_show_script(None, notes_script),
@@ -604,7 +605,7 @@ def port_problems(source: Any) -> list[str]:
                 and any(a.name == "MCPServer" for a in node.names))
             if root not in PORT_IMPORTS:
                 problems.append(_("imports {name}: a port uses the SDK, not mcpkit nor another "
-                                  "process", "importa {name}: un port usa el SDK, ni mcpkit ni "
+                                  "process", "importa {name}: un port usa el SDK, no mcpkit ni "
                                   "otro proceso").format(name=name or "."))
         if isinstance(node, ast.Name) and node.id in PORT_FORBIDDEN_NAMES:
             problems.append(_("uses {name}", "usa {name}").format(name=node.id))
@@ -750,8 +751,8 @@ def check_notes_port(notes_port: Callable[[], str]) -> None:
               "el port es corto: como mucho {n} líneas de código").format(n=PORT_LINES)
     initialize = _("initialize: the capabilities", "initialize: las capacidades")
     generated = _("a generated script after the fixed one (creates, searches, reads, prompts, "
-                  "deletes)", "un guion generado tras el fijo (crea, busca, lee, prompts, "
-                  "borra)")
+                  "deletes)", "un guion generado tras el fijo (crea, busca, lee, pide "
+                  "prompts, borra)")
     ending = _("end of input: the server exits, nothing but JSON on stdout",
                "fin de la entrada: el servidor termina, solo JSON en stdout")
     every = [sdk_only, short, initialize, *names, generated, ending]
@@ -796,11 +797,11 @@ def _stub() -> None:
 _PORT_HINTS = [
     ("notes_search", _("mcpkit sends a list as one text block: json.dumps(value, "
                        "ensure_ascii=False); return that string from the tool",
-                       "mcpkit envía una lista como un solo bloque de texto: json.dumps(valor, "
+                       "mcpkit envía una lista como un solo bloque de texto: json.dumps(value, "
                        "ensure_ascii=False); devuelve esa cadena desde la herramienta")),
     ("notes_list", _("mcpkit sends a list as one text block: json.dumps(value, "
                      "ensure_ascii=False)", "mcpkit envía una lista como un solo bloque de "
-                     "texto: json.dumps(valor, ensure_ascii=False)")),
+                     "texto: json.dumps(value, ensure_ascii=False)")),
     ("notes://", _("a missing note is the error -32002: raise MCPError(-32002, ...) (from "
                    "mcp import MCPError) in the resource function",
                    "una nota que falta es el error -32002: lanza MCPError(-32002, ...) (from "

@@ -156,7 +156,8 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
         names_case("two names that clean to the same one", "dos nombres que quedan iguales "
                    "al limpiarlos", ["fs.read", "fs/read", "fs_read"],
                    "a name already taken gets _2, then _3...: the map must be reversible",
-                   "un nombre ya usado recibe _2, luego _3...: el mapa debe ser reversible"),
+                   "un nombre ya usado recibe _2, luego _3...: la correspondencia debe "
+                   "poder invertirse"),
         names_case("a name longer than 64", "un nombre de más de 64", [_LONG + ".y"],
                    "cut to 55 characters, then _ and the first 8 hex digits of its sha1",
                    "córtalo a 55 caracteres y añade _ y los 8 primeros dígitos hexadecimales "
@@ -171,7 +172,7 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
                    "solo difieren en '.' y '/'", [_LONG + ".y", _LONG + "/y"],
                    "the sha1 is of the MCP name itself, not of the cleaned one",
                    "el sha1 se calcula sobre el nombre MCP original, no sobre el ya limpiado"),
-        names_case("a clash on a 64-character name", "un choque en un nombre de 64 caracteres",
+        names_case("a clash on a 64-character name", "una colisión en un nombre de 64 caracteres",
                    ["a.b" + "x" * 61, "a/b" + "x" * 61, "a_b" + "x" * 61],
                    "cut the name so that the name plus '_2' fits in 64 characters",
                    "corta el nombre para que el nombre más '_2' quepa en 64 caracteres"),
@@ -678,7 +679,8 @@ _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
     ("a tool the filter hides", "una herramienta que el filtro oculta",
      AgentCase("files only", ((("conjugate", '{"verb": "go"}'),), "ok"), (), 6), "audit",
      "not offered, so unknown: audit it, answer the model, call nothing",
-     "no se ofreció, así que es desconocida: audítala, responde al modelo, no llames a nada"),
+     "no se ofreció, así que es desconocida: anótala en el registro de auditoría, responde al "
+     "modelo y no llames a nada"),
     ("both error forms reach the model as errors", "las dos formas de error llegan al modelo "
      "como errores",
      AgentCase("everything", ((("files_read", '{"path": "../x"}'),
@@ -719,7 +721,7 @@ _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
      "check isError first: an isError result is a tool-error whatever its text says",
      "comprueba isError primero: un resultado isError es un tool-error diga lo que diga su "
      "texto"),
-    ("the loop stops after max_turns", "el bucle para tras max_turns",
+    ("the loop stops after max_turns", "el bucle se detiene tras max_turns",
      AgentCase("everything", ((("files_list", "{}"),),) * 5, (), 2), "turns",
      "at most max_turns calls of the model", "como mucho max_turns llamadas al modelo"),
 ]
