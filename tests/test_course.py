@@ -136,7 +136,8 @@ def test_every_course_source_renders_in_both_languages_with_parity():
         "09_real_world", "10_host_and_model"}
     assert {s.stem for s in sources if s.kind == "lab"} >= {
         "lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server", "lab05_client",
-        "lab06_host", "lab07_modern", "lab08_http", "lab09_real_world", "lab10_host_model"}
+        "lab06_host", "lab07_modern", "lab08_http", "lab09_real_world", "lab10_host_model",
+        "lab11_apps"}
     for s in sources:
         nb = src.read_source(s.path)
         for variant in ("lesson",) if s.kind == "lesson" else ("solution", "student"):
@@ -510,7 +511,7 @@ from mcpkit.grading import core, sandbox  # noqa: E402
 
 LAB_STEMS = ("lab01_framing", "lab02_jsonrpc", "lab03_dispatch", "lab04_server",
              "lab05_client", "lab06_host", "lab07_modern", "lab08_http", "lab09_real_world",
-             "lab10_host_model")
+             "lab10_host_model", "lab11_apps")
 
 
 def run_parts(nb, lab: str, lang: str, seed=None, scale=1) -> list[dict]:

@@ -9,7 +9,7 @@ to read. Graded cells call the names re-exported here.
 from __future__ import annotations
 
 from .. import deprecations
-from . import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08, lab09, lab10
+from . import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08, lab09, lab10, lab11
 from .core import (
     LANGUAGES,
     CaseResult,
@@ -49,6 +49,7 @@ from .lab09 import check_harness, check_notes_port, check_reference_host
 from .lab09 import peers as lab09_peers
 from .lab09 import server_command as lab09_server_command
 from .lab10 import check_agent_loop, check_calls_and_results, check_tool_formats
+from .lab11 import check_app_server, check_view_router, check_what_a_server_says
 from .sandbox import guarded as _guarded
 
 # Every checker first reads what its graded cell hands it, as the class grader would.
@@ -68,6 +69,7 @@ OFF_LIMITS: dict[str, dict[str, set[str]]] = {
     "lab06_host": lab06.OFF_LIMITS,
     "lab09_real_world": lab09.OFF_LIMITS,
     "lab10_host_model": lab10.OFF_LIMITS,
+    "lab11_apps": lab11.OFF_LIMITS,
 }
 
 
@@ -94,6 +96,7 @@ __all__ = [
     "notes_front_server",
     "check_backoff",
     "check_agent_loop",
+    "check_app_server",
     "check_call_tool",
     "check_calls_and_results",
     "check_classify",
@@ -124,6 +127,8 @@ __all__ = [
     "check_supervisor",
     "check_timeouts",
     "check_tool_formats",
+    "check_view_router",
+    "check_what_a_server_says",
     "get_language",
     "lab05_server_command",
     "lab06_server_command",
