@@ -7,6 +7,9 @@ of @modelcontextprotocol/ext-apps, pinned in interop/package-lock.json)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +243,36 @@ def test_the_policy_comes_before_anything_in_the_page_can_run() -> None:
                                      + 1], "") == page  # nothing else changed
     quoted = with_policy("<p>", 'x" onload="alert(1)')
     assert 'onload="' not in quoted  # a policy cannot break out of its attribute
+
+
+def test_an_mcpkit_app_under_the_official_host_and_view_libraries(node: str) -> None:
+    """mcpkit's poll app as a real host sees it: the official TypeScript client connects
+    over stdio, the official host-side library (ext-apps' app-bridge) reads the tools and the
+    view, and the official view-side library (App) gets the tool's input and result and calls
+    the app's tool through the bridge (interop/apps_host.mjs)."""
+    arguments = {"question": "Tea or coffee?", "choices": ["tea", "coffee"]}
+    env = {**os.environ, "APPS_TOOL": "poll_ask", "APPS_ARGS": json.dumps(arguments),
+           "APPS_VIEW_CALLS": json.dumps([["poll_vote", {"choice": "tea"}],
+                                          ["poll_vote", {"choice": "coffee"}],
+                                          ["poll_vote", {"choice": "tea"}], ["nope", {}]])}
+    run = subprocess.run([node, str(ROOT / "interop" / "apps_host.mjs"), sys.executable, "-m",
+                          "mcpkit.examples.poll"], capture_output=True, text=True, timeout=60,
+                         env=env, cwd=ROOT / "interop")
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout)
+    assert seen["serverExtensions"][apps.EXTENSION] == {"mimeTypes": [apps.MIME_TYPE]}
+    assert seen["mimeType"] == apps.MIME_TYPE  # the library's constant is ours
+    tools = {t["name"]: t for t in seen["tools"]}
+    assert tools["poll_ask"] == {"name": "poll_ask", "view": "ui://poll/board",
+                                 "appOnly": False, "modelOnly": False}
+    assert tools["poll_vote"]["appOnly"] and tools["poll_reset"]["appOnly"]
+    assert tools["poll_close"]["modelOnly"] and tools["poll_close"]["view"] is None
+    (view,) = seen["view"]
+    assert view == {"uri": "ui://poll/board", "mimeType": apps.MIME_TYPE, "html": True,
+                    "meta": {"ui": {"prefersBorder": True}}}
+    assert seen["viewSaw"]["input"] == arguments
+    assert seen["viewSaw"]["result"]["structuredContent"] == {
+        "question": "Tea or coffee?", "counts": {"tea": 0, "coffee": 0}, "open": True}
+    votes = [c["result"]["structuredContent"]["counts"] for c in seen["viewCalls"][:3]]
+    assert votes == [{"tea": 1, "coffee": 0}, {"tea": 1, "coffee": 1}, {"tea": 2, "coffee": 1}]
+    assert "Unknown tool" in seen["viewCalls"][3]["error"]
