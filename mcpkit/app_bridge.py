@@ -303,10 +303,9 @@ class AppBridge:
 
     def _open_link(self, params: dict[str, Any]) -> dict[str, Any]:
         url = params.get("url")
-        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") \
-                or not urlsplit(url).netloc:
+        if not _web_link(url):
             raise _Refusal(jsonrpc.INVALID_PARAMS, "Invalid URL: only http and https links "
-                           "open")
+                           "with a host open")
         if self.open_link is None or not self.open_link(url):
             raise _Refusal(REFUSED, "Link opening denied by user")
         return {}
@@ -355,6 +354,18 @@ class AppBridge:
         message = jsonrpc.request(self._teardown_id, "ui/resource-teardown", {})
         self.traffic.append(("to view", message))
         return message
+
+
+def _web_link(url: Any) -> bool:
+    """An http(s) URL with a host name (``http://user@`` has a netloc but no host; a URL
+    ``urlsplit`` cannot parse, such as ``http://[``, is no link)."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
 
 
 class _Refusal(Exception):

@@ -143,6 +143,9 @@ def test_messages_context_links_and_the_rest(host: Host) -> None:
     assert link["result"] == {} and opened == ["https://example.com/a"]
     [script] = bridge.receive(request(7, "ui/open-link", url="javascript:alert(1)"))
     assert script["error"]["code"] == -32602 and len(opened) == 1
+    for odd in ("http://user@", "http://[", "https:///no-host", "ftp://example.com", 7):
+        [refused] = bridge.receive(request(70, "ui/open-link", url=odd))  # no host, unparsable
+        assert refused["error"]["code"] == -32602 and len(opened) == 1, odd
     [mode] = bridge.receive(request(8, "ui/request-display-mode", mode="fullscreen"))
     assert mode["result"] == {"mode": "inline"}
     [board] = bridge.receive(request(9, "resources/read", uri="ui://poll/board"))

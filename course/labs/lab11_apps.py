@@ -265,7 +265,9 @@ grading.check_what_a_server_says(supports_apps, app_tool_meta, view_contents)
 #   `resources/read` returns;
 # - the tools: the two functions a call of `counter_tools()` returns (a new count for each
 #   server). `counter_show` is for the model and the view, read-only (`read_only=True`);
-#   `counter_add` is for the view only (`visibility ["app"]`). Both name `BOARD` in their
+#   `counter_add` is for the view only (`visibility ["app"]`) and not destructive
+#   (`destructive=False`: a host would otherwise ask the user at every press of the board's
+#   button). Both name `BOARD` in their
 #   `_meta` (`server.tool(meta=...)`). A client that does not show views must not be sent
 #   `counter_add` in `tools/list`: it could only hand it to a model. `server.tool(...,
 #   listed_if=f)` lists a tool only to clients whose capabilities `f(capabilities)` accepts;
@@ -286,7 +288,9 @@ grading.check_what_a_server_says(supports_apps, app_tool_meta, view_contents)
 #   conectarse) y en lo que devuelve `resources/read`;
 # - las herramientas: las dos funciones que devuelve una llamada a `counter_tools()` (una cuenta
 #   nueva para cada servidor). `counter_show` es para el modelo y la vista, de solo lectura
-#   (`read_only=True`); `counter_add` es solo para la vista (`visibility ["app"]`). Las dos
+#   (`read_only=True`); `counter_add` es solo para la vista (`visibility ["app"]`) y no es
+#   destructiva (`destructive=False`: si no, un host preguntaría al usuario cada vez que se
+#   pulsa el botón del tablero). Las dos
 #   nombran `BOARD` en su `_meta` (`server.tool(meta=...)`). A un cliente que no muestra vistas
 #   no se le debe enviar `counter_add` en `tools/list`: solo podría dársela a un modelo.
 #   `server.tool(..., listed_if=f)` incluye una herramienta en `tools/list` solo para los
@@ -308,7 +312,8 @@ def build_server(html):
         return [view_contents(BOARD, html, CSP, True)]
 
     server.tool(read_only=True, meta=app_tool_meta(BOARD))(counter_show)
-    server.tool(meta=app_tool_meta(BOARD, ["app"]), listed_if=supports_apps)(counter_add)
+    server.tool(destructive=False, meta=app_tool_meta(BOARD, ["app"]),
+                listed_if=supports_apps)(counter_add)
     server.extensions[EXTENSION] = {"mimeTypes": [MIME_TYPE]}
     return server
     ### END SOLUTION
@@ -329,21 +334,25 @@ grading.check_app_server(build_server)
 #
 # A view is an MCP client of its host: it posts JSON-RPC messages, and the host answers. Write
 # `app_visible(tool)`: whether a view may call a tool definition. Its `_meta.ui.visibility`
-# decides: missing (or no `_meta.ui` at all) means both, so `True`; not a list means nobody
+# decides: missing or `None` (or no `_meta.ui` at all) means both, so `True`; not a list means
+# nobody
 # (a host that cannot read the rule must not guess in the tool's favour); otherwise whether
 # `"app"` is in it.
 #
 # Then write `ViewRouter(host, server, tool, arguments, confirm, open_link)`, the host's side
 # of one view of `server`'s `tool`, called with `arguments`. `confirm(name, arguments)` and
 # `open_link(url)` ask the user and return `True` or `False`. It keeps `audit` (a list),
-# `messages` (a list) and `model_context` (`None` at first), and has two methods.
+# `messages` (a list) and `model_context` (`None` at first). The checks call two methods,
+# `deliver_result` and `receive`; the skeleton splits `receive` into helpers you may use or
+# reshape: `definition(name)` (the tool's definition, or `None`), and `answer(method, params)`
+# and `call_tool(params)`, which return `(result, None)` or `(None, (code, message))`.
 #
 # `deliver_result(result)` returns the two notifications that tell the view the tool's input
 # and result: `{"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params":
 # {"arguments": arguments}}`, then `ui/notifications/tool-result` with the result as its
 # `params`. Until the view has sent `ui/notifications/initialized`, nothing goes to it: keep
-# them and return `[]`; return what was kept, in order, as the answer to that notification
-# (the first one only).
+# them (every call before it waits, in order) and return `[]`; return everything kept, in
+# order, as the answer to the first `ui/notifications/initialized`; a later one gets `[]`.
 #
 # `receive(message)` takes one message the view posted and returns the list of messages to
 # post back (an answer is `{"jsonrpc": "2.0", "id": ..., "result": ...}` or `{..., "error":
@@ -385,7 +394,8 @@ grading.check_app_server(build_server)
 #   missing/`None`, `structuredContent` a dict or missing/`None`, else -32602; `model_context`
 #   becomes a dict of the ones that are not `None` (it replaces what was there); answer `{}`.
 # - `ui/open-link` (`"url"`): a string whose scheme (`urlsplit`) is `http` or `https`, with a
-#   host, else -32602; then `open_link(url)`: no: -32000; yes: `{}`.
+#   host name (`urlsplit(url).hostname`), else -32602 (so is a URL that `urlsplit` cannot
+#   parse: it raises `ValueError`); then `open_link(url)`: no: -32000; yes: `{}`.
 #
 # `host` is a real `Host` whose tools `host.server_tools(server)` lists (app-only ones
 # included); call them through `host.client(server)`. `Host.call_tool_from_app` does all of
@@ -396,7 +406,8 @@ grading.check_app_server(build_server)
 #
 # Una vista es un cliente MCP de su host: envía mensajes JSON-RPC y el host los contesta.
 # Escribe `app_visible(tool)`: si una vista puede llamar a una definición de herramienta.
-# Lo decide su `_meta.ui.visibility`: si falta (o no hay `_meta.ui`), vale para los dos, así que
+# Lo decide su `_meta.ui.visibility`: si falta o es `None` (o no hay `_meta.ui`), vale para los
+# dos, así que
 # `True`; si no es una lista, para nadie (un host que no puede leer la regla no debe resolver la
 # duda a favor de la herramienta); en otro caso, si `"app"` está en ella.
 #
@@ -404,14 +415,18 @@ grading.check_app_server(build_server)
 # host de una vista de la herramienta `tool` de `server`, llamada con `arguments`.
 # `confirm(name, arguments)` y `open_link(url)` preguntan al usuario y devuelven `True` o
 # `False`. `ViewRouter` guarda `audit` (una lista), `messages` (una lista) y `model_context` (`None` al
-# principio), y tiene dos métodos.
+# principio). Las comprobaciones llaman a dos métodos, `deliver_result` y `receive`; el
+# esqueleto divide `receive` en funciones auxiliares que puedes usar o cambiar:
+# `definition(name)` (la definición de la herramienta, o `None`), y `answer(method, params)` y
+# `call_tool(params)`, que devuelven `(result, None)` o `(None, (code, message))`.
 #
 # `deliver_result(result)` devuelve las dos notificaciones que comunican a la vista la entrada y el
 # resultado de la herramienta: `{"jsonrpc": "2.0", "method": "ui/notifications/tool-input",
 # "params": {"arguments": arguments}}` y luego `ui/notifications/tool-result` con el resultado
 # como `params`. Hasta que la vista haya enviado `ui/notifications/initialized`, no le llega
-# nada: guárdalas y devuelve `[]`; devuelve lo guardado, en orden, como respuesta a esa
-# notificación (solo a la primera).
+# nada: guárdalas (cada llamada anterior espera, en orden) y devuelve `[]`; devuelve todo lo
+# guardado, en orden, como respuesta a la primera `ui/notifications/initialized`; las
+# siguientes reciben `[]`.
 #
 # `receive(message)` recibe un mensaje que envió la vista y devuelve la lista de mensajes
 # que hay que enviarle (una respuesta es `{"jsonrpc": "2.0", "id": ..., "result": ...}` o
@@ -455,7 +470,8 @@ grading.check_app_server(build_server)
 #   `model_context` pasa a ser un dict con las claves que no son `None` (sustituye lo que
 #   hubiera); contesta `{}`.
 # - `ui/open-link` (`"url"`): una cadena cuyo esquema (`urlsplit`) es `http` o `https`, con
-#   host; si no, -32602; luego `open_link(url)`: si dice que no, -32000; si dice que sí, `{}`.
+#   nombre de host (`urlsplit(url).hostname`); si no, -32602 (también una URL que `urlsplit` no
+#   puede analizar: lanza `ValueError`); luego `open_link(url)`: si dice que no, -32000; si dice que sí, `{}`.
 #
 # `host` es un `Host` real cuyas herramientas lista `host.server_tools(server)` (incluidas
 # las que son solo para la app); llámalas a través de `host.client(server)`.
@@ -560,9 +576,12 @@ class ViewRouter:
             return {}, None
         if method == "ui/open-link":
             url = params.get("url")
-            if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") \
-                    or not urlsplit(url).netloc:
-                return None, (-32602, "only http and https links open")
+            try:
+                parts = urlsplit(url) if isinstance(url, str) else None
+            except ValueError:
+                parts = None
+            if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+                return None, (-32602, "only http and https links with a host open")
             if not self.open_link(url):
                 return None, (-32000, "the user did not open the link")
             return {}, None

@@ -351,7 +351,7 @@ def reference_build_server(html: str) -> Server:
     apps.add_view(server, BOARD, html, name="board", description="The counter's board.",
                   csp=CSP, prefers_border=True)
     apps.tool(server, BOARD, read_only=True)(counter_show)
-    apps.tool(server, BOARD, visibility=["app"])(counter_add)
+    apps.tool(server, BOARD, visibility=["app"], destructive=False)(counter_add)
     return server
 
 
@@ -418,11 +418,12 @@ def _server_hint(x: ServerCase, expected: Step | None, got: Step | None) -> str 
                  "declara la extensión en el servidor: server.extensions[EXTENSION] = "
                  "{'mimeTypes': [MIME_TYPE]} (las dos eras la leen de ahí)")
     if label == "tools/list":
-        return _("counter_add is for the view only: list it only to clients that "
-                 "supports_apps (listed_if); each tool's _meta is app_tool_meta(...)",
-                 "counter_add es solo para la vista: inclúyela en tools/list solo para los "
-                 "clientes que pasan supports_apps (listed_if); el _meta de cada herramienta "
-                 "es app_tool_meta(...)")
+        return _("counter_add is for the view only, and not destructive: list it only to "
+                 "clients that supports_apps (listed_if); each tool's _meta is "
+                 "app_tool_meta(...)",
+                 "counter_add es solo para la vista y no es destructiva: inclúyela en "
+                 "tools/list solo para los clientes que pasan supports_apps (listed_if); el "
+                 "_meta de cada herramienta es app_tool_meta(...)")
     if label.startswith("resources"):
         return _("the board: name 'board', its description, MIME_TYPE, and _meta.ui both "
                  "in resources/list (meta=) and in what resources/read returns",
@@ -465,9 +466,9 @@ def _check_app_server(build_server: Callable) -> None:
                       "un cliente que muestra vistas ve las dos herramientas",
                       ServerCase(ERAS[1], apps_caps, "<p>hi</p>", ()), ("tools/list",),
                       "counter_show for model and view (read-only), counter_add for the view "
-                      "only, both naming the board",
+                      "only (destructive=False), both naming the board",
                       "counter_show para el modelo y la vista (solo lectura), counter_add solo "
-                      "para la vista, y las dos nombran el tablero"),
+                      "para la vista (destructive=False), y las dos nombran el tablero"),
         _server_named(build_server, "a plain client is not shown the view's tool",
                       "a un cliente sin vistas no se le muestra la herramienta de la vista",
                       ServerCase(ERAS[0], "{}", "<p>hi</p>", ()), ("tools/list",),
@@ -601,6 +602,12 @@ def lab_servers(reached: list[Any] | None = None) -> dict[str, Any]:
         reached.append(["board_purge", {}])
         return "purged"
 
+    @board.tool(read_only=True, meta={"ui": {"visibility": None}})
+    def board_null() -> str:
+        """A visibility of null: as if it were missing, so for both."""
+        reached.append(["board_null", {}])
+        return "null"
+
     @board.tool(read_only=True)
     def board_plain() -> str:
         """No _meta at all: for the model and the view alike."""
@@ -733,6 +740,7 @@ _TOOL_CALLS = [("board_show", {}), ("board_add", {"step": 2}), ("board_add", "mi
                ("board_add", {"step": "x"}), ("board_add", None), ("board_add", [1]),
                ("board_clear", {}), ("board_fail", {}), ("board_secret", {}),
                ("board_plain", {}), ("board_odd", {}), ("board_purge", {}),
+               ("board_null", {}),
                ("other_wipe", {}), ("nope", {}), (3, {}), (None, {})]
 _MESSAGES = [
     {"role": "user", "content": [{"type": "text", "text": "Tea won"}]},
@@ -747,6 +755,7 @@ _CONTEXTS = [{"content": [{"type": "text", "text": "3 votes"}]},
              {"content": [], "structuredContent": {}}, {}, {"content": "3 votes"},
              {"structuredContent": [1]}, {"content": None, "structuredContent": {"a": 1}}]
 _LINKS = ["https://modelcontextprotocol.io/", "http://example.com/a?b=c", "javascript:alert(1)",
+          "http://user@", "http://[", "https://:443/x",
           "https://", "ftp://example.com/f", "file:///etc/passwd", "example.com", 7,
           "HTTPS://EXAMPLE.COM/"]
 _OTHER = [
@@ -845,9 +854,11 @@ _ROUTER_HINTS = {
                                 "ui/update-model-context: content una lista o ausente, "
                                 "structuredContent un objeto o ausente; sustituye lo que hubiera "
                                 "y conserva solo las claves dadas"),
-    "ui/open-link": ("ui/open-link: only an http or https URL with a host (-32602 otherwise), "
+    "ui/open-link": ("ui/open-link: only an http or https URL with a host name (-32602 "
+                     "otherwise, and for a URL urlsplit cannot parse), "
                      "and only if open_link(url) says yes (-32000 otherwise)",
-                     "ui/open-link: solo una URL http o https con host (si no, -32602), y solo "
+                     "ui/open-link: solo una URL http o https con nombre de host (si no, y para "
+                     "una URL que urlsplit no puede analizar, -32602), y solo "
                      "si open_link(url) dice que sí (si no, -32000)"),
     "deliver": ("the tool's input, then its result, as notifications; held until the view "
                 "says ui/notifications/initialized",
@@ -910,11 +921,12 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "llamarla)"),
     ("a visibility that is not a list is nobody's",
      "una visibilidad que no es una lista no es de nadie",
-     RouterCase((INIT, READY, _call(2, "board_odd", {}), _call(3, "board_plain", {})), (), ()),
+     RouterCase((INIT, READY, _call(2, "board_odd", {}), _call(3, "board_plain", {}),
+                 _call(4, "board_null", {})), (), ()),
      "board_odd says visibility 'app', a string: refused (-32000); board_plain has no "
-     "_meta.ui: visible to both",
+     "_meta.ui, board_null a visibility of None: both visible to both",
      "board_odd dice visibility 'app', una cadena: se rechaza (-32000); board_plain no tiene "
-     "_meta.ui: visible para los dos"),
+     "_meta.ui y board_null tiene visibility None: las dos son visibles para los dos"),
     ("another server's tool is unknown to the view",
      "la herramienta de otro servidor es desconocida para la vista",
      RouterCase((INIT, READY, _call(2, "other_wipe", {}), _call(3, "nope", {})), (), ()),
@@ -959,7 +971,9 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
                  _req(4, "ui/open-link", {"url": "javascript:alert(1)"}),
                  _req(5, "ui/open-link", {"url": "https:///no-host"}),
                  _req(6, "ui/open-link", {"url": "httpx://example.com/"}),
-                 _req(7, "ui/open-link", {"url": "HTTPS://EXAMPLE.COM/"})), (True, ), (False,)),
+                 _req(7, "ui/open-link", {"url": "HTTPS://EXAMPLE.COM/"}),
+                 _req(8, "ui/open-link", {"url": "http://user@"}),
+                 _req(9, "ui/open-link", {"url": "http://["})), (True, ), (False,)),
      *_ROUTER_HINTS["ui/open-link"]),
     ("an unknown method, and notifications", "un método desconocido, y notificaciones",
      RouterCase((INIT, READY, _req(2, "ui/whatever"), _req(3, "resources/read",
