@@ -289,8 +289,8 @@ grading.check_what_a_server_says(supports_apps, app_tool_meta, view_contents)
 # - las herramientas: las dos funciones que devuelve una llamada a `counter_tools()` (una cuenta
 #   nueva para cada servidor). `counter_show` es para el modelo y la vista, de solo lectura
 #   (`read_only=True`); `counter_add` es solo para la vista (`visibility ["app"]`) y no es
-#   destructiva (`destructive=False`: si no, un host preguntaría al usuario cada vez que se
-#   pulsa el botón del tablero). Las dos
+#   destructiva (`destructive=False`: sin esa marca, un host preguntaría al usuario cada vez que
+#   se pulsara el botón del tablero). Las dos
 #   nombran `BOARD` en su `_meta` (`server.tool(meta=...)`). A un cliente que no muestra vistas
 #   no se le debe enviar `counter_add` en `tools/list`: solo podría dársela a un modelo.
 #   `server.tool(..., listed_if=f)` incluye una herramienta en `tools/list` solo para los
@@ -416,7 +416,7 @@ grading.check_app_server(build_server)
 # `confirm(name, arguments)` y `open_link(url)` preguntan al usuario y devuelven `True` o
 # `False`. `ViewRouter` guarda `audit` (una lista), `messages` (una lista) y `model_context` (`None` al
 # principio). Las comprobaciones llaman a dos métodos, `deliver_result` y `receive`; el
-# esqueleto divide `receive` en funciones auxiliares que puedes usar o cambiar:
+# esqueleto divide `receive` en funciones auxiliares que puedes usar o reorganizar:
 # `definition(name)` (la definición de la herramienta, o `None`), y `answer(method, params)` y
 # `call_tool(params)`, que devuelven `(result, None)` o `(None, (code, message))`.
 #
@@ -424,8 +424,8 @@ grading.check_app_server(build_server)
 # resultado de la herramienta: `{"jsonrpc": "2.0", "method": "ui/notifications/tool-input",
 # "params": {"arguments": arguments}}` y luego `ui/notifications/tool-result` con el resultado
 # como `params`. Hasta que la vista haya enviado `ui/notifications/initialized`, no le llega
-# nada: guárdalas (cada llamada anterior espera, en orden) y devuelve `[]`; devuelve todo lo
-# guardado, en orden, como respuesta a la primera `ui/notifications/initialized`; las
+# nada: guárdalas (las de cada llamada anterior a esa notificación esperan, en orden) y devuelve `[]`; devuelve todo lo
+# guardado, en orden, como respuesta a la primera notificación `ui/notifications/initialized`; las
 # siguientes reciben `[]`.
 #
 # `receive(message)` recibe un mensaje que envió la vista y devuelve la lista de mensajes
@@ -470,8 +470,8 @@ grading.check_app_server(build_server)
 #   `model_context` pasa a ser un dict con las claves que no son `None` (sustituye lo que
 #   hubiera); contesta `{}`.
 # - `ui/open-link` (`"url"`): una cadena cuyo esquema (`urlsplit`) es `http` o `https`, con
-#   nombre de host (`urlsplit(url).hostname`); si no, -32602 (también una URL que `urlsplit` no
-#   puede analizar: lanza `ValueError`); luego `open_link(url)`: si dice que no, -32000; si dice que sí, `{}`.
+#   nombre de host (`urlsplit(url).hostname`); si no, -32602 (lo mismo para una URL que
+#   `urlsplit` no puede analizar: lanza `ValueError`); luego `open_link(url)`: si dice que no, -32000; si dice que sí, `{}`.
 #
 # `host` es un `Host` real cuyas herramientas lista `host.server_tools(server)` (incluidas
 # las que son solo para la app); llámalas a través de `host.client(server)`.

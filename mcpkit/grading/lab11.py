@@ -857,8 +857,8 @@ _ROUTER_HINTS = {
     "ui/open-link": ("ui/open-link: only an http or https URL with a host name (-32602 "
                      "otherwise, and for a URL urlsplit cannot parse), "
                      "and only if open_link(url) says yes (-32000 otherwise)",
-                     "ui/open-link: solo una URL http o https con nombre de host (si no, y para "
-                     "una URL que urlsplit no puede analizar, -32602), y solo "
+                     "ui/open-link: solo una URL http o https con nombre de host (si no, -32602; "
+                     "también para una URL que urlsplit no puede analizar), y solo "
                      "si open_link(url) dice que sí (si no, -32000)"),
     "deliver": ("the tool's input, then its result, as notifications; held until the view "
                 "says ui/notifications/initialized",
@@ -926,7 +926,8 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "board_odd says visibility 'app', a string: refused (-32000); board_plain has no "
      "_meta.ui, board_null a visibility of None: both visible to both",
      "board_odd dice visibility 'app', una cadena: se rechaza (-32000); board_plain no tiene "
-     "_meta.ui y board_null tiene visibility None: las dos son visibles para los dos"),
+     "_meta.ui y board_null tiene visibility None: las dos son visibles para el modelo y "
+     "la vista"),
     ("another server's tool is unknown to the view",
      "la herramienta de otro servidor es desconocida para la vista",
      RouterCase((INIT, READY, _call(2, "other_wipe", {}), _call(3, "nope", {})), (), ()),
