@@ -921,13 +921,15 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "llamarla)"),
     ("a visibility that is not a list is nobody's",
      "una visibilidad que no es una lista no es de nadie",
-     RouterCase((INIT, READY, _call(2, "board_odd", {}), _call(3, "board_plain", {}),
-                 _call(4, "board_null", {})), (), ()),
-     "board_odd says visibility 'app', a string: refused (-32000); board_plain has no "
-     "_meta.ui, board_null a visibility of None: both visible to both",
-     "board_odd dice visibility 'app', una cadena: se rechaza (-32000); board_plain no tiene "
-     "_meta.ui y board_null tiene visibility None: las dos son visibles para el modelo y "
-     "la vista"),
+     RouterCase((INIT, READY, _call(2, "board_odd", {})), (), ()),
+     "board_odd says visibility 'app', a string: refused (-32000), not called",
+     "board_odd dice visibility 'app', una cadena: se rechaza (-32000), sin llamarla"),
+    ("no visibility, or None, is for both", "sin visibilidad, o con None, es para los dos",
+     RouterCase((INIT, READY, _call(2, "board_plain", {}), _call(3, "board_null", {})), (), ()),
+     "board_plain has no _meta.ui, board_null a visibility of None: both are visible to the "
+     "model and the view",
+     "board_plain no tiene _meta.ui y board_null tiene visibility None: las dos son visibles "
+     "para el modelo y la vista"),
     ("another server's tool is unknown to the view",
      "la herramienta de otro servidor es desconocida para la vista",
      RouterCase((INIT, READY, _call(2, "other_wipe", {}), _call(3, "nope", {})), (), ()),
