@@ -175,7 +175,7 @@ SERVER = grading.lab06_server_command()
 # `(tools, routes, hidden)`:
 #
 # - `tools`: la lista fusionada, en orden (servidor a servidor, herramienta a herramienta), cada
-#   una una **copia** de la herramienta del servidor con `"name"` cambiado a su nombre
+#   una es una **copia** de la herramienta del servidor con `"name"` cambiado a su nombre
 #   *expuesto*. No cambies nunca los dicts del servidor.
 # - `routes`: `{nombre expuesto: (servidor, nombre original)}`.
 # - `hidden`: el `(servidor, nombre original)` de cada herramienta que queda fuera, en orden.
@@ -620,7 +620,6 @@ grading.check_supervisor(Supervisor)
 # ## ¿Terminaste?
 #
 # Compara tus cuatro piezas con `mcpkit/host.py`: `merge_namespace`, la `_View` que
-# `Host._rebuild` coloca entera, de una vez, en lugar de la anterior, `Backoff` y
-# `Host._supervise` con `_on_closed`. mcpkit usa un hilo supervisor por servidor que falla, no
+# `Host._rebuild` sustituye entera de una vez, `Backoff` y `Host._supervise` con `_on_closed`. mcpkit usa un hilo supervisor por servidor que falla, no
 # uno por servidor: ¿por qué basta? ¿Y qué cambiarías para 100 servidores que mueren todos a la
 # vez (la lección 06 los midió)?

@@ -181,8 +181,8 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 #    (`application/*`, `text/*`) or `*/*` (406).
 
 # %% [markdown] lang="es"
-# La celda de preparación te da funciones auxiliares pequeñas, para que el laboratorio trate de las
-# decisiones:
+# La celda de preparación te da funciones auxiliares pequeñas, para que el laboratorio se centre en
+# las decisiones:
 #
 # - `host_name("127.0.0.1:8000")` es `"127.0.0.1"` (en minúsculas, sin puerto, `[::1]` sin sus
 #   corchetes); `origin_parts("http://localhost:3000")` es `("http", "localhost")`;
@@ -216,8 +216,9 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 # 5. un método que no es GET, POST ni DELETE: 405;
 # 6. solo en un POST: los tipos de medio de `content-type` deben incluir `application/json`
 #    (415) y, salvo que falte `accept` (que acepta cualquier cosa; presente pero vacío, no
-#    acepta nada), sus tipos deben aceptar los dos, `application/json` y `text/event-stream`,
-#    cada uno por su nombre exacto, su familia (`application/*`, `text/*`) o `*/*` (406).
+#    acepta nada), sus tipos de medio deben aceptar los dos, `application/json` y
+#    `text/event-stream`, cada uno por su nombre exacto, su familia (`application/*`,
+#    `text/*`) o `*/*` (406).
 
 # %%
 def refusal(method, path, headers, token):

@@ -62,8 +62,8 @@
 # celdas calificadas y con una semilla que no ves. Deja en las celdas de ejercicio todas las
 # definiciones que necesitan, y no toques `grading`: el código que manipula el calificador
 # obtiene cero. Tu harness no puede usar el cliente, la sesión ni el host de mcpkit (el harness
-# es justo lo que pide la parte 1), y tu port solo puede importar el SDK y módulos de datos sencillos: ni
-# mcpkit ni otro proceso.
+# es justo lo que pide la parte 1), y tu port solo puede importar el SDK y módulos de datos
+# sencillos: ni mcpkit ni otro proceso.
 #
 # **Qué necesitas.** El SDK oficial (`mcp`, lo instala `./course.sh setup`) para la parte 2;
 # los servidores de referencia de npm para la parte 3. Si faltan, la celda de preparación lo
@@ -340,7 +340,7 @@ def harness(command, script, timeout=2.0):
 # `test_server(config)` es el comando del servidor de prueba del laboratorio, cuyas
 # peculiaridades eliges tú: las que tienen los interlocutores reales. Sus claves (todas
 # opcionales): `version` (la revisión con la que responde), `page` (cuántos elementos devuelve
-# por página), `tools` (de entre `echo`, `add`, `fail`, `image`), `resources` (`{uri: texto}`),
+# por página), `tools` (de entre `echo`, `add`, `fail`, `image`), `resources` (`{uri: text}`),
 # `templates`, `prompts`, `unknown_tool` (`"protocol"`: error -32602, o `"result"`:
 # `isError`), `missing` (el código de error de un recurso que no tiene), `chatty` (una
 # notificación y una solicitud `ping` antes de cada respuesta), `stray` (una respuesta a un id
@@ -603,5 +603,5 @@ grading.check_reference_host(reference_config, through_host)
 #
 # Cuenta las líneas de tu port junto a `mcpkit/examples/notes.py` y el servidor escrito a mano
 # de la lección 04. Luego prueba tu harness con `server-everything` (`[PEERS["node"],
-# PEERS["server-everything"], "stdio"]`) con un guion tuyo: ¿cuáles de las peculiaridades del
+# PEERS["server-everything"], "stdio"]`) usando un guion tuyo: ¿cuáles de las peculiaridades del
 # servidor de prueba tiene un servidor de referencia real?

@@ -306,7 +306,7 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   "text": block_text(block)}`; la clave `"is_error"` solo está (con `True`) cuando
 #   `result["isError"] is True`, y falta en los demás casos.
 # - `tool_message(call_id, result=None, error=None)`: el `{"role": "tool", "tool_call_id":
-#   call_id, "content": texto}` de OpenAI. Este formato no tiene marca de error, así que un
+#   call_id, "content": text}` de OpenAI. Este formato no tiene marca de error, así que un
 #   error se dice con palabras: `"Error: " + (error or "no result")`; un resultado es
 #   el `block_text` de sus bloques (elegidos como arriba) unidos con `"\n"`, con `"Error: "`
 #   delante cuando `isError` es `True`.
@@ -587,7 +587,7 @@ grading.check_agent_loop(run_agent)
 #
 # - Cambia el modelo guionizado por `mcpkit.agent.AnthropicModel("<un nombre de modelo>")` (con
 #   `ANTHROPIC_API_KEY` definida) y ejecuta tu bucle de verdad. ¿Qué hace un modelo real con
-#   una llamada rechazada?
+#   una llamada que el usuario rechazó?
 # - `looks_injected` conoce unas cuantas formulaciones. Escribe un resultado de herramienta
 #   que se le escape y aun así haga que el modelo crédulo se porte mal. ¿Cuál de tus otras
 #   comprobaciones sigue cerrándole el paso?

@@ -506,7 +506,7 @@ except UnknownName as exc:
 # - tiene un **tope** (30 s por defecto): un servidor que estuvo caído una hora vuelve como mucho
 #   medio minuto después de que lo arreglen;
 # - lleva **variación aleatoria** (jitter, ±20 %): diez servidores que murieron juntos (su
-#   máquina despertó, falló una dependencia común) no vuelven todos en el mismo instante;
+#   máquina salió de la suspensión, falló una dependencia común) no vuelven todos en el mismo instante;
 # - tras **tres fallos consecutivos** se avisa al usuario, una vez: reintentar en silencio está
 #   bien para un tropiezo, mal para un servidor que no logra arrancar;
 # - un servidor que aguantó un rato en marcha (`stable_after`, 10 s) empieza una racha nueva.

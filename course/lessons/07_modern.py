@@ -475,14 +475,14 @@ for line in seen_by_old:
 # `Client(..., version="legacy")` or `version="modern"`.
 
 # %% [markdown] lang="es"
-# La primera línea que leyó el servidor antiguo es el sondeo; respondió -32601, y el cliente
-# volvió a empezar con `initialize` en la versión heredada más reciente, aceptó la 2025-06-18 del
-# servidor y desde entonces habló la heredada. En stdio, un servidor heredado que **ignora** las
-# solicitudes desconocidas (sin responder nada) cuesta el tiempo de espera del sondeo, diez
-# segundos en el cliente de mcpkit; la especificación pide "un tiempo de espera razonable", y un
-# servidor de Python que tarda un segundo en importar no debe confundirse con uno heredado que
-# calla. Un cliente que conoce la era de su servidor puede saltarse el sondeo:
-# `Client(..., version="legacy")` o `version="modern"`.
+# La primera línea que leyó el servidor antiguo es el sondeo; respondió -32601, y el cliente volvió
+# a empezar con `initialize` en la versión heredada más reciente, aceptó la 2025-06-18 del servidor
+# y desde entonces habló en la era heredada. En stdio, un servidor heredado que **ignora** las
+# solicitudes desconocidas (sin responder nada) cuesta el tiempo de espera del sondeo, diez segundos
+# en el cliente de mcpkit; la especificación pide "un tiempo de espera razonable", y un servidor de
+# Python que tarda un segundo en importar no debe confundirse con uno heredado que calla. Un cliente
+# que conoce la era de su servidor puede saltarse el sondeo: `Client(..., version="legacy")` o
+# `version="modern"`.
 
 # %% [markdown] lang="en"
 # ## 5. A missing client capability: -32021
@@ -832,8 +832,8 @@ notes.reset()
 # estas funcionalidades, no se emite ninguno.
 #
 # **Pasar un servidor y un cliente de 2025-11-25 a 2026-07-28 con mcpkit.** El código del
-# servidor no cambia: el mismo `Server` responde en las dos eras (la sección 1 muestra, uno junto
-# al otro, los bytes que viajan en cada era). Lo que cambia en la conexión: no hay `initialize`
+# servidor no cambia: el mismo `Server` responde en las dos eras (la sección 1 muestra lado a
+# lado los bytes que viajan en cada era). Lo que cambia en la conexión: no hay `initialize`
 # ni `notifications/initialized`; la versión, la información y las capacidades del cliente van en
 # el `_meta` de cada solicitud; `server/discover` en lugar del resultado de `initialize`; rondas
 # `input_required` en lugar de solicitudes al cliente; `subscriptions/listen` en lugar de las
@@ -891,8 +891,8 @@ print(len(warned), "·", warned[0].name)
 # aplicación ha configurado un proveedor de trazas de OpenTelemetry, el cliente y el servidor
 # registran cada uno un span. Aquí una sola traza va desde la aplicación, a través de un
 # `Host` y su cliente, hasta el servidor de notas (por HTTP sobre loopback, la interfaz de bucle
-# local), y el exportador de consola del SDK imprime cada span en cuanto este termina: su tipo, su nombre y el nombre de su padre (los ID
-# cambian en cada ejecución, así que se omiten).
+# local), y el exportador de consola del SDK imprime cada span en cuanto este termina: su tipo,
+# su nombre y el nombre de su padre (los ID cambian en cada ejecución, así que se omiten).
 
 # %%
 from opentelemetry import trace  # noqa: E402

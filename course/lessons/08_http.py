@@ -302,7 +302,8 @@ def long_job(ctx: Context) -> str:
     """Work for up to a minute."""
     ctx.log("info", "started")
     finished = not ctx.cancelled.wait(60)
-    how_it_ended.append("finished" if finished else "cancelled")
+    how_it_ended.append(grading._("finished", "terminada") if finished
+                        else grading._("cancelled", "cancelada"))
     ended.set()
     return "done"
 

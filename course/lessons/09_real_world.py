@@ -245,7 +245,7 @@ notes_params = StdioServerParameters(command=NOTES_COMMAND[0], args=NOTES_COMMAN
 
 
 async def sdk_drives_notes():
-    with open(os.devnull, "w") as server_log:  # [en] the server's stderr  [es] su stderr
+    with open(os.devnull, "w") as server_log:  # [en] the server's stderr  [es] la stderr del servidor
         async with stdio_client(notes_params, server_log) as (read, write):
             async with ClientSession(read, write) as session:
                 hello = await session.initialize()

@@ -746,10 +746,10 @@ if USE_A_REAL_MODEL:
 #    sección 3 (filtrar, validar, confirmar, auditar) viven en el host, así que una llamada que
 #    no pasa por el host se salta todos esos deberes; el modelo torpe de la sección 4 muestra
 #    cómo el host detecta los errores del modelo.
-# 3. **Registrar en la salida estándar** en un servidor stdio. La salida estándar es el canal
-#    del protocolo: una línea suelta llega al decodificador del cliente como un mensaje roto
+# 3. **Escribir el registro en la salida estándar** en un servidor stdio. La salida estándar es el
+#    canal del protocolo: una línea suelta llega al decodificador del cliente como un mensaje roto
 #    (lección 01, sección 5; lección 04b, sección 1, donde un `print` al importar sale por la
-#    conexión). Registra en el error estándar.
+#    conexión). Escribe el registro en el error estándar.
 # 4. **Un servidor HTTP con estado en una función con arranque en frío.** Una sesión heredada
 #    vive en un proceso; una plataforma que arranca una instancia nueva por solicitud la
 #    pierde, y la siguiente solicitud recibe *sesión no encontrada* (lección 07, sección 8;

@@ -176,7 +176,7 @@ class ScriptedRandom:
 def _error_view(exc: BaseException) -> dict[str, Any]:
     """An error as compared: its class, its ``name`` and ``servers``, and whether the
     message names them (its wording is free)."""
-    view: dict[str, Any] = {"raised": type(exc).__name__}
+    view: dict[str, Any] = {_("raised", "lanzó"): type(exc).__name__}
     text = str(exc)
     name = getattr(exc, "name", None)
     if type(exc).__name__ in ("NameCollision", "UnknownTool"):
@@ -318,7 +318,7 @@ def check_merge(merge: Callable[..., Any]) -> None:
                     "compara el nombre expuesto, ya con el prefijo, con los nombres ya "
                     "ocupados")),
         case(_("an unknown policy is a ValueError", "una política desconocida es un ValueError"),
-             lambda: _merged(merge, two, "last-wins")[0], {"raised": "ValueError"}),
+             lambda: _merged(merge, two, "last-wins")[0], {_("raised", "lanzó"): "ValueError"}),
         differential(
             _("behaves like mcpkit's merge_namespace on generated servers (every policy, "
               "separators inside names, duplicates, empty servers)",

@@ -557,13 +557,15 @@ def _refused(thunk: Callable[[], Any]) -> Any:
     except (NotImplementedError, _Stuck):
         raise
     except JsonRpcError as exc:
-        return {"refused": seen(getattr(exc, "code", None))}
+        return _refusal(seen(getattr(exc, "code", None)))
     except Exception as exc:
         return Seen.of(exc, raised=True)
     return seen(value)
 
 
-_REFUSED = {"refused": jsonrpc.INVALID_PARAMS}
+def _refusal(code: Any) -> dict[str, Any]:
+    """{"refused": code}, labelled in the report's language."""
+    return {_("refused", "rechazado"): code}
 
 
 def _tamper_body(state: Any, change: Callable[[dict[str, Any]], None]) -> Any:
@@ -621,6 +623,7 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
     other_meta = {**_CALL, "_meta": _meta(), "inputResponses": {"x": {}}, "requestState": "s"}
     other_args = {"name": "book_table", "arguments": {"guests": 9}}
     refusal = _("refused with InvalidParams (-32602)", "rechazado con InvalidParams (-32602)")
+    refused = _refusal(jsonrpc.INVALID_PARAMS)
     results = [
         case(_("seal, then open: the payload", "sellar y abrir: la carga útil"),
              lambda: _refused(lambda: opened(sealed())), _PAYLOAD,
@@ -654,31 +657,31 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                     "usa mrtr.request_fingerprint: _meta, inputResponses y requestState "
                     "cambian entre rondas")),
         case(_("tampered answer", "respuesta manipulada"),
-             lambda: _refused(lambda: opened(_tamper_body(sealed(), _set_answer))), _REFUSED,
+             lambda: _refused(lambda: opened(_tamper_body(sealed(), _set_answer))), refused,
              given=refusal,
              hint=_("recompute the HMAC over the body and compare with hmac.compare_digest",
                     "recalcula el HMAC sobre el cuerpo y compáralo con hmac.compare_digest")),
         case(_("tampered expiry", "caducidad manipulada"),
-             lambda: _refused(lambda: opened(_tamper_body(sealed(), _later))), _REFUSED,
+             lambda: _refused(lambda: opened(_tamper_body(sealed(), _later))), refused,
              given=refusal,
              hint=_("the expiry is inside the signed body: changing it breaks the MAC",
                     "la caducidad va dentro del cuerpo firmado: cambiarla rompe el MAC")),
         case(_("sealed by another server", "sellado por otro servidor"),
-             lambda: _refused(lambda: opened(sealed(), secret=_OTHER_SECRET)), _REFUSED,
+             lambda: _refused(lambda: opened(sealed(), secret=_OTHER_SECRET)), refused,
              given=refusal, hint=_("a MAC made with another secret does not verify",
                                    "un MAC hecho con otro secreto no se verifica")),
         case(_("replayed with other params", "reenviado con otros params"),
-             lambda: _refused(lambda: opened(sealed(), params=other_args)), _REFUSED,
+             lambda: _refused(lambda: opened(sealed(), params=other_args)), refused,
              given=refusal,
              hint=_("bind the state to the request: compare the fingerprint of these params",
                     "liga el estado a la solicitud: compara la huella de estos params")),
         case(_("expired", "caducado"),
-             lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 61)), _REFUSED,
+             lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 61)), refused,
              given=refusal, hint=_("exp < now: expired", "exp < now: caducado")),
         case(_("now with a fraction of a second", "now con una fracción de segundo"),
              lambda: _refused(lambda: reference_open_state(
                  _SECRET, "tools/call", dict(_CALL), sealed(now=_NOW + 0.5, ttl_s=60),
-                 _NOW + 60.25)), _REFUSED, given=_(
+                 _NOW + 60.25)), refused, given=_(
                  "seal_state(..., now={n}, ttl_s=60), opened by mcpkit at now={m}",
                  "seal_state(..., now={n}, ttl_s=60), abierto por mcpkit en now={m}").format(
                  n=_NOW + 0.5, m=_NOW + 60.25),
@@ -693,7 +696,7 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
     for junk in ("garbage", "a.b.c", "!!.??", 42, None):
         results.append(case(
             _("malformed: {j!r}", "mal formado: {j!r}").format(j=junk),
-            lambda junk=junk: _refused(lambda: opened(junk)), _REFUSED, given=refusal,
+            lambda junk=junk: _refused(lambda: opened(junk)), refused, given=refusal,
             hint=_("anything that does not parse is InvalidParams, not a crash",
                    "todo lo que no se puede analizar es InvalidParams, no una caída")))
     results.append(differential(
@@ -811,12 +814,13 @@ def _state_hint(x: StateCase, expected: Step | None, got: Step | None) -> str | 
                  "compact sorted JSON, HMAC-SHA256 over the body bytes)",
                  "mcpkit no pudo abrir tu estado: revisa el formato (b64url sin '=', JSON "
                  "compacto y ordenado, HMAC-SHA256 sobre los bytes del cuerpo)")
-    if "now +" in label and expected is not None and expected.seen != _REFUSED:
+    refused = _refusal(jsonrpc.INVALID_PARAMS)
+    if "now +" in label and expected is not None and expected.seen != refused:
         return _("this one must open: same request (only _meta or round-trip fields differ), "
                  "not yet expired", "este debe abrirse: la misma solicitud (solo difieren "
-                 "`_meta` o los campos propios de cada ronda, `inputResponses` y "
-                 "`requestState`) y aún sin caducar")
-    if expected is not None and expected.seen == _REFUSED:
+                 "_meta o los campos propios de cada ronda, inputResponses y "
+                 "requestState) y aún sin caducar")
+    if expected is not None and expected.seen == refused:
         return _("this one must be refused with InvalidParams (-32602)",
                  "este debe rechazarse con InvalidParams (-32602)")
     return None

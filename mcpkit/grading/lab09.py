@@ -279,8 +279,9 @@ def _run_harness(harness: Callable[..., Any], command: list[str], script: list[l
 
 
 def _show_script(config: dict[str, Any] | None, script: list[list[Any]]) -> str:
-    head = f"server {json.dumps(config, ensure_ascii=False)}; " if config is not None else ""
-    return head + "script " + json.dumps(script, ensure_ascii=False)
+    head = (_("server ", "servidor ") + json.dumps(config, ensure_ascii=False) + "; "
+            if config is not None else "")
+    return head + _("script ", "guion ") + json.dumps(script, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- part 1
@@ -431,7 +432,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                     "un mensaje JSON-RPC por línea: solicitudes con ids 1, 2, 3...; sin params "
                     "cuando no hay (nunca null); notifications/initialized sin id")),
         case(_("no server process is left behind", "no queda ningún proceso servidor"),
-             lambda: _left_behind(h), {"processes left": 0},
+             lambda: _left_behind(h), {_("processes left", "procesos que quedan"): 0},
              given=_show_script({**_BASIC, "linger": True}, [["send", "ping", None]]),
              hint=_("a server that has not exited after timeout seconds must be killed (and "
                     "waited for) before the harness returns",
@@ -504,7 +505,7 @@ def _left_behind(harness: Callable[..., Any]) -> Any:
                 os.kill(pid, 9)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
-    return {"processes left": len(left)}
+    return {_("processes left", "procesos que quedan"): len(left)}
 
 
 def _harness_input(rng: Gen) -> tuple[dict[str, Any], list[list[Any]]]:
@@ -613,7 +614,7 @@ def port_problems(source: Any) -> list[str]:
             problems.append(_("uses {name}", "usa {name}").format(name=node.attr))
     if "mcpkit" in source.casefold():  # e.g. a proxy that starts mcpkit's server underneath
         problems.append(_("names mcpkit: a port stands on the SDK alone",
-                          "nombra mcpkit: un port se apoya solo en el SDK"))
+                          "menciona mcpkit: un port se apoya solo en el SDK"))
     if not uses_sdk:
         problems.append(_("does not use the SDK's MCPServer (from mcp.server.mcpserver import "
                           "MCPServer)", "no usa el MCPServer del SDK (from mcp.server.mcpserver "

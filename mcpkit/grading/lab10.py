@@ -516,7 +516,8 @@ def _agent_trial(host: Host) -> Callable[[Any, AgentCase], list[Step]]:
             audit = [{k: entry.get(k) for k in ("turn", "tool", "arguments", "outcome")}
                      for entry in audit]
         except Exception:
-            return [*steps, Step("run_agent(...)", {"not (messages, audit)": seen(outcome)})]
+            return [*steps, Step("run_agent(...)", {_("not (messages, audit)",
+                                                     "no es (messages, audit)"): seen(outcome)})]
         worded = iter([e["outcome"] in _HOST_WORDED for e in audit]) if is_reference else None
         for n, message in enumerate(messages[2::2], 1):
             steps.append(Step(_("turn {n}: the tool results the model got",
@@ -607,14 +608,24 @@ def _shrink_agent(x: AgentCase) -> Iterator[AgentCase]:
             yield replace(x, **{flag: False})
 
 
+#: How each ALLOW filter is named in a Spanish report (the English name is its key).
+_ALLOW_ES = {"everything": "todas", "files only": "únicamente las files_*",
+             "read-only only": "únicamente las de solo lectura"}
+
+
 def _show_agent(x: AgentCase) -> str:
     turns = [step if isinstance(step, str) else
              ", ".join(f"{name}({args})" for name, args in step) for step in x.script]
-    quirks = [q for q, on in (("tools named files.read, ...", x.dotted),
-                              ("files_read answers with an embedded resource", x.embedded),
-                              ("files_list poisoned after turn 1", x.rug)) if on]
-    return (f"allow={x.allow!r}, confirm answers={list(x.answers)}, max_turns={x.max_turns}, "
-            + "".join(f"{q}, " for q in quirks) + "script: " + " | ".join(turns))
+    quirks = [q for q, on in ((_("tools named files.read, ...",
+                                 "herramientas llamadas files.read, ..."), x.dotted),
+                              (_("files_read answers with an embedded resource",
+                                 "files_read responde con un recurso incrustado"), x.embedded),
+                              (_("files_list poisoned after turn 1",
+                                 "files_list envenenada tras el turno 1"), x.rug)) if on]
+    allow = _(x.allow, _ALLOW_ES.get(x.allow, x.allow))
+    return (f"allow={allow!r}, " + _("confirm answers", "respuestas de confirm")
+            + f"={list(x.answers)}, max_turns={x.max_turns}, "
+            + "".join(f"{q}, " for q in quirks) + _("script: ", "guion: ") + " | ".join(turns))
 
 
 def _agent_hint(x: AgentCase, expected: Step | None, got: Step | None) -> str | None:
@@ -633,7 +644,7 @@ def _agent_hint(x: AgentCase, expected: Step | None, got: Step | None) -> str | 
     if "reached" in label or "llegaron" in label:
         return _("unknown names, invalid arguments and declined calls must never reach a "
                  "server", "los nombres desconocidos, los argumentos inválidos y las llamadas "
-                 "rechazadas nunca deben llegar a un servidor")
+                 "que el usuario rechazó nunca deben llegar a un servidor")
     if "audit" in label or "auditoría" in label:
         return _("one entry per tool call the model asked for, in order, with its outcome",
                  "una entrada por llamada que pidió el modelo, en orden, con su outcome")
@@ -670,8 +681,7 @@ _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
      AgentCase("everything", ((("files_read", '{"path": "inbox/offer.txt"}'),), "ok"),
                (True, True), 6), "reached",
      "a result whose text looks_injected is withheld from the model (outcome quarantined)",
-     "un resultado cuyo texto looks_injected queda en cuarentena (outcome "
-     "`\"quarantined\"`)"),
+     "un resultado cuyo texto looks_injected queda en cuarentena (outcome quarantined)"),
     ("a poisoned tool is never offered", "una herramienta envenenada nunca se ofrece",
      AgentCase("everything", ("ok",), (), 6), "offered",
      "files_hello's description gives the model orders: leave it out",
