@@ -55,8 +55,8 @@
 #
 # **Cómo trabajar.** Sustituye cada `# YOUR CODE HERE` / `raise NotImplementedError()` por tu
 # código, ejecuta la celda y luego ejecuta la **celda calificada** que hay debajo. Una celda
-# calificada es de solo lectura. Antes de ejecutarla, muestra la línea que imprime cuando todas
-# las comprobaciones pasan: es la salida esperada, no tu resultado. Ejecútala, y o bien imprime
+# calificada es de solo lectura. Antes de que la ejecutes, ya muestra la línea que imprime cuando
+# todas las comprobaciones pasan: es la salida esperada, no tu resultado. Ejecútala, y o bien imprime
 # esa línea o enumera cada caso con lo que esperaba y lo que devolvió tu código. Cuando pasen
 # las cuatro, guarda el cuaderno y califica el laboratorio completo desde la raíz del
 # repositorio:
