@@ -272,16 +272,18 @@ grading.check_refusal(refusal)
 # ...]})` then one or more `await send({"type": "http.response.body", "body": b"...",
 # "more_body": ...})`.
 #
-# Write `make_app(server, token=None, max_body_size=4096)`, which returns such an app. For
-# every request whose `scope["type"]` is `"http"`:
+# Write `make_app(server, token=None, max_body_size=4096)`, which returns such an app. A scope
+# of another type (uvicorn also sends `"lifespan"`) needs nothing from this app: return at
+# once. For every request whose `scope["type"]` is `"http"`:
 #
 # 1. `refusal(...)` (part 1) with its method, path, `header_dict(scope)` and `token`: if it
 #    refuses, `send_error(send, status, message)`.
 # 2. GET and DELETE: `send_error(send, 405, ..., headers=[("allow", "POST")])`: a stateless
 #    server has no sessions to end and no stream to open outside a request.
 # 3. Read the body, event by event, counting its bytes: **as soon as** it is longer than
-#    `max_body_size`, 413 (a client could otherwise send gigabytes). Exactly
-#    `max_body_size` bytes is fine.
+#    `max_body_size`, 413 (a client could otherwise send gigabytes; `send_error`'s default
+#    code is fine). Exactly `max_body_size` bytes is fine. An `http.disconnect` event: the
+#    client has gone, so return without answering.
 # 4. Not JSON (`json.loads` raises `ValueError`): 400 with code -32700. Not an object, or not
 #    a JSON-RPC request or notification (`jsonrpc.classify` raises `JsonRpcError`, or says it
 #    is a `"result"` or an `"error"`): 400 with code -32600.
@@ -307,15 +309,17 @@ grading.check_refusal(refusal)
 # b"...", "more_body": ...})`.
 #
 # Escribe `make_app(server, token=None, max_body_size=4096)`, que devuelve una aplicación así.
-# Para cada solicitud cuyo `scope["type"]` sea `"http"`:
+# Un scope de otro tipo (uvicorn también envía `"lifespan"`) no necesita nada de esta
+# aplicación: retorna en el acto. Para cada solicitud cuyo `scope["type"]` sea `"http"`:
 #
 # 1. `refusal(...)` (parte 1) con su método, su ruta, `header_dict(scope)` y `token`: si la
 #    rechaza, `send_error(send, status, message)`.
 # 2. GET y DELETE: `send_error(send, 405, ..., headers=[("allow", "POST")])`: un servidor sin
 #    estado no tiene sesiones que terminar ni flujo que abrir fuera de una solicitud.
 # 3. Lee el cuerpo, evento a evento, contando sus bytes: **en cuanto** supere
-#    `max_body_size`, 413 (si no, un cliente podría enviar gigabytes). Exactamente
-#    `max_body_size` bytes está bien.
+#    `max_body_size`, 413 (si no, un cliente podría enviar gigabytes; el código por defecto
+#    de `send_error` vale). Exactamente `max_body_size` bytes está bien. Un evento
+#    `http.disconnect`: el cliente se ha ido, así que retorna sin responder.
 # 4. No es JSON (`json.loads` lanza `ValueError`): 400 con el código -32700. No es un objeto,
 #    o no es una solicitud ni una notificación JSON-RPC (`jsonrpc.classify` lanza
 #    `JsonRpcError`, o dice que es un `"result"` o un `"error"`): 400 con el código -32600.

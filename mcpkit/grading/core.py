@@ -420,7 +420,10 @@ def predicate(
         ok = False
     if ok:
         return CaseResult(name, True)
-    details.append(_label(_("got:", "obtenido:")) + _short(value))
+    have = _short(value)
+    if isinstance(value, Seen) and value.message:
+        have += f"  ({value.message})"  # an error raised inside: say why
+    details.append(_label(_("got:", "obtenido:")) + have)
     if hint:
         details.append(_label(_("hint:", "pista:")) + hint)
     return CaseResult(name, False, details)

@@ -35,6 +35,7 @@ from .core import (
     case,
     differential,
     drop_each,
+    predicate,
     run_checks,
     seen,
 )
@@ -742,6 +743,29 @@ def check_notes_front(make_app: Callable) -> None:
                "comprueba el tamaño tras cada receive() y responde 413 en cuanto lo pase: no "
                "leas antes el resto")))
     results.append(case(
+        _("a client that goes away mid-body gets no answer",
+          "un cliente que se va a mitad del cuerpo no recibe respuesta"),
+        lambda: _goes_away(make_app), [],
+        given=_("POST /mcp, the first piece of a body, then http.disconnect",
+                "POST /mcp, el primer trozo de un cuerpo y luego http.disconnect"),
+        hint=_("http.disconnect: the client has gone; return without sending anything (what "
+               "was read is not the body)",
+               "http.disconnect: el cliente se ha ido; retorna sin enviar nada (lo leído no es "
+               "el cuerpo)")))
+    results.append(predicate(
+        _("a lifespan scope is not a request", "un scope lifespan no es una solicitud"),
+        lambda: _lifespan(make_app), lambda sent: isinstance(sent, list) and all(
+            isinstance(m, dict) and str(m.get("type", "")).startswith("lifespan.")
+            for m in sent),
+        _("the app returns (or answers the lifespan events), and sends no HTTP response",
+          "la aplicación retorna (o responde a los eventos lifespan) y no envía ninguna "
+          "respuesta HTTP"),
+        given=_("scope {'type': 'lifespan'}, events lifespan.startup, lifespan.shutdown",
+                "scope {'type': 'lifespan'}, eventos lifespan.startup, lifespan.shutdown"),
+        hint=_("only an 'http' scope is a request: for any other type, return at once",
+               "solo un scope 'http' es una solicitud: para cualquier otro tipo, retorna "
+               "en el acto")))
+    results.append(case(
         _("the event loop stays free while the server works",
           "el bucle de eventos sigue libre mientras el servidor trabaja"),
         lambda: _loop_free(make_app), {"status": 200, "loop ran during the call": True},
@@ -783,6 +807,42 @@ def _limit_reading(make_app: Callable, pieces: list[bytes]) -> Any:
     if isinstance(sent, Seen):
         return sent
     return {"status": http_outcome(sent).get("status"), "pieces read": read[0]}
+
+
+def _raw_exchange(app: Any, scope: dict[str, Any], events: list[dict[str, Any]]) -> Any:
+    """What ``app`` sends for ``scope`` when the server side hands it ``events`` and then
+    nothing more (or the error it raised)."""
+
+    async def run() -> list[dict[str, Any]]:
+        pending = list(events)
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            if pending:
+                return pending.pop(0)
+            await asyncio.Event().wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await asyncio.wait_for(app(scope, receive, send), 5.0)
+        return sent
+
+    return _in_thread(run)
+
+
+def _goes_away(make_app: Callable) -> Any:
+    app = make_app(notes_front_server(), token=None, max_body_size=BODY_LIMIT)
+    return _raw_exchange(app, _scope("POST", _json_headers()), [
+        {"type": "http.request", "body": b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+         "more_body": True}, {"type": "http.disconnect"}])
+
+
+def _lifespan(make_app: Callable) -> Any:
+    app = make_app(notes_front_server(), token=None, max_body_size=BODY_LIMIT)
+    return _raw_exchange(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
+                         [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
 
 
 def _loop_free(make_app: Callable) -> Any:
