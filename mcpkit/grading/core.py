@@ -785,6 +785,42 @@ def _difference_report(name: str, number: int, total: int, x: Any, found: Any,
     return CaseResult(name, False, details, generated=True)
 
 
+
+def sequence_case(name: str, expected: list[Step], run: Callable[[], list[Step]],
+                  hint: str) -> CaseResult:
+    """A hand-written sequence (messages in, answers and state out), compared step by step
+    with the reference's: a failure shows the step where the two first part, the steps
+    before it, and the error the learner's code raised there, if any."""
+    outcome = _run(run)
+    if isinstance(outcome.error, NotImplementedError):
+        return _not_started(name)
+    details: list[str] = []
+    if outcome.error is not None:
+        return CaseResult(name, False, [_label(_("got:", "obtenido:")) + repr(outcome.error),
+                                        _label(_("hint:", "pista:")) + hint])
+    got: list[Step] = outcome.value
+    at = _first_difference(expected, got)
+    if at is None:
+        return CaseResult(name, True)
+    nothing = _("(nothing more)", "(nada más)")
+    step_e = expected[at] if at < len(expected) else None
+    step_g = got[at] if at < len(got) else None
+    before = [s.label for s in expected[:at]][-3:]
+    if before:
+        more = "… " if at > 3 else ""
+        details.append(_label(_("after:", "tras:")) + _short(more + "; ".join(before),
+                                                              plain=True, width=300))
+    details.append(_label(_("step:", "paso:")) + _short((step_e or step_g).label,  # type: ignore
+                                                          plain=True, width=300))
+    want, have = cut_pair(_show(step_e.seen) if step_e else nothing,
+                          _show(step_g.seen) if step_g else nothing)
+    if step_g is not None and isinstance(step_g.seen, Seen) and step_g.seen.message:
+        have += f"  ({step_g.seen.message})"
+    details += [_label(_("expected:", "esperado:")) + want,
+                _label(_("got:", "obtenido:")) + have, _label(_("hint:", "pista:")) + hint]
+    return CaseResult(name, False, details)
+
+
 @contextlib.contextmanager
 def references_for(function: Any, **swaps: Any) -> Iterator[None]:
     """While a later part is checked, the earlier parts' functions that the learner's

@@ -784,34 +784,18 @@ def check_notes_front(make_app: Callable) -> None:
 def _limit_reading(make_app: Callable, pieces: list[bytes]) -> Any:
     app = make_app(notes_front_server(), token=None, max_body_size=BODY_LIMIT)
     read = [0]
-
-    async def run() -> list[dict[str, Any]]:
-        events = [{"type": "http.request", "body": c, "more_body": i < len(pieces) - 1}
-                  for i, c in enumerate(pieces)]
-        sent: list[dict[str, Any]] = []
-
-        async def receive() -> dict[str, Any]:
-            if events:
-                read[0] += 1
-                return events.pop(0)
-            await asyncio.Event().wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            sent.append(message)
-
-        await asyncio.wait_for(app(_scope("POST", _json_headers()), receive, send), 5.0)
-        return sent
-
-    sent = _in_thread(run)
+    events = [{"type": "http.request", "body": c, "more_body": i < len(pieces) - 1}
+              for i, c in enumerate(pieces)]
+    sent = _raw_exchange(app, _scope("POST", _json_headers()), events, read)
     if isinstance(sent, Seen):
         return sent
     return {"status": http_outcome(sent).get("status"), "pieces read": read[0]}
 
 
-def _raw_exchange(app: Any, scope: dict[str, Any], events: list[dict[str, Any]]) -> Any:
+def _raw_exchange(app: Any, scope: dict[str, Any], events: list[dict[str, Any]],
+                  read: list[int] | None = None) -> Any:
     """What ``app`` sends for ``scope`` when the server side hands it ``events`` and then
-    nothing more (or the error it raised)."""
+    nothing more (or the error it raised); ``read[0]`` counts the events it took."""
 
     async def run() -> list[dict[str, Any]]:
         pending = list(events)
@@ -819,6 +803,8 @@ def _raw_exchange(app: Any, scope: dict[str, Any], events: list[dict[str, Any]])
 
         async def receive() -> dict[str, Any]:
             if pending:
+                if read is not None:
+                    read[0] += 1
                 return pending.pop(0)
             await asyncio.Event().wait()
             return {"type": "http.disconnect"}

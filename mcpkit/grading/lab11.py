@@ -24,24 +24,17 @@ from ..client import Client
 from ..host import Host
 from ..server import Server
 from .core import (
-    CaseResult,
     Gen,
     Seen,
     Step,
     _,
-    _first_difference,
-    _label,
-    _not_started,
-    _run,
-    _short,
-    _show,
     attempt,
     case,
-    cut_pair,
     differential,
     drop_each,
     references_for,
     run_checks,
+    sequence_case,
 )
 
 #: What the exercises ask for is in these modules.
@@ -58,40 +51,6 @@ BOARD = "ui://counter/board"
 CSP = {"resourceDomains": ["https://cdn.example.com"]}
 ERAS = ("2025-11-25", "2026-07-28")
 
-
-def sequence_case(name: str, expected: list[Step], run: Callable[[], list[Step]],
-                  hint: str) -> CaseResult:
-    """A hand-written sequence (messages in, answers and state out), compared step by step
-    with the reference's: a failure shows the step where the two first part, the steps
-    before it, and the error the learner's code raised there, if any."""
-    outcome = _run(run)
-    if isinstance(outcome.error, NotImplementedError):
-        return _not_started(name)
-    details: list[str] = []
-    if outcome.error is not None:
-        return CaseResult(name, False, [_label(_("got:", "obtenido:")) + repr(outcome.error),
-                                        _label(_("hint:", "pista:")) + hint])
-    got: list[Step] = outcome.value
-    at = _first_difference(expected, got)
-    if at is None:
-        return CaseResult(name, True)
-    nothing = _("(nothing more)", "(nada más)")
-    step_e = expected[at] if at < len(expected) else None
-    step_g = got[at] if at < len(got) else None
-    before = [s.label for s in expected[:at]][-3:]
-    if before:
-        more = "… " if at > 3 else ""
-        details.append(_label(_("after:", "tras:")) + _short(more + "; ".join(before),
-                                                              plain=True, width=300))
-    details.append(_label(_("step:", "paso:")) + _short((step_e or step_g).label,  # type: ignore
-                                                          plain=True, width=300))
-    want, have = cut_pair(_show(step_e.seen) if step_e else nothing,
-                          _show(step_g.seen) if step_g else nothing)
-    if step_g is not None and isinstance(step_g.seen, Seen) and step_g.seen.message:
-        have += f"  ({step_g.seen.message})"
-    details += [_label(_("expected:", "esperado:")) + want,
-                _label(_("got:", "obtenido:")) + have, _label(_("hint:", "pista:")) + hint]
-    return CaseResult(name, False, details)
 
 # --------------------------------------------------------------------------- part 1
 
@@ -210,8 +169,13 @@ def _part1_case(rng: Gen) -> Part1Case:
     return Part1Case(tuple(calls))
 
 
+def _label_at(expected: Step | None, got: Step | None) -> str:
+    step = expected or got
+    return step.label if step else ""
+
+
 def _part1_hint(x: Part1Case, expected: Step | None, got: Step | None) -> str | None:
-    label = (expected or got).label if (expected or got) else ""
+    label = _label_at(expected, got)
     if label.startswith("supports_apps"):
         return _("True only when capabilities['extensions'][EXTENSION] is an object whose "
                  "'mimeTypes' is a list holding MIME_TYPE exactly",
@@ -411,7 +375,7 @@ def _show_server(x: ServerCase) -> str:
 
 
 def _server_hint(x: ServerCase, expected: Step | None, got: Step | None) -> str | None:
-    label = (expected or got).label if (expected or got) else ""
+    label = _label_at(expected, got)
     if label.startswith("capabilities"):
         return _("declare the extension on the server: server.extensions[EXTENSION] = "
                  "{'mimeTypes': [MIME_TYPE]} (both eras read it from there)",
@@ -868,7 +832,7 @@ _ROUTER_HINTS = {
 
 
 def _router_hint(x: RouterCase, expected: Step | None, got: Step | None) -> str | None:
-    label = (expected or got).label if (expected or got) else ""
+    label = _label_at(expected, got)
     if label.startswith("deliver_result"):
         return _(*_ROUTER_HINTS["deliver"])
     for method, hint in _ROUTER_HINTS.items():
