@@ -3,6 +3,8 @@
 #   ./course.sh lab    open the course in JupyterLab (sets up .venv on first use), on the
 #                      start page of work/, the learner's own copies (made once, ignored by git)
 #   ./course.sh grade lab01   grade your copy of a lab, per part (language from the notebook)
+#   ./course.sh progress      your last grade of every lab and part, and the lessons you ran
+#   ./course.sh submit lab01 --to DIR   hand your graded lab in to the class's exchange folder
 #   ./course.sh test   run the whole test suite, exactly as CI does
 #   ./course.sh setup  only create/update .venv
 # Needs python3 (3.11+) on PATH. Everything else is installed into ./.venv.
@@ -62,6 +64,10 @@ case "$cmd" in
         [ -x "$VENV/bin/mcpkit-course" ] || setup "course,http"
         exec "$VENV/bin/mcpkit-course" check "$@"
         ;;
+    progress|submit)
+        [ -x "$VENV/bin/mcpkit-course" ] || setup "course,http"
+        exec "$VENV/bin/mcpkit-course" "$cmd" "$@"
+        ;;
     test)
         setup "dev,course,http"
         exec "$VENV/bin/python" -m pytest "$@"
@@ -70,7 +76,8 @@ case "$cmd" in
         setup "dev,course,http"
         ;;
     *)
-        echo "usage: ./course.sh [lab|grade LAB|test|setup] [extra pytest or jupyter args]" >&2
+        echo "usage: ./course.sh [lab|grade LAB|progress|submit LAB --to DIR|test|setup]" \
+             "[extra pytest or jupyter args]" >&2
         exit 2
         ;;
 esac

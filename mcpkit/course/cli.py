@@ -2,8 +2,11 @@
 
     mcpkit-course build [--jobs N] [--only STEM ...] [--check]
     mcpkit-course grade SUBMISSIONS --out grades.csv [--junit report.xml] [--jobs N]
-                        [--timeout S] [--seed N] [--scale K]
+                        [--timeout S] [--seed N] [--scale K] [--deadline TIME]
+                        [--totals totals.csv] [--canvas canvas.csv [--roster export.csv]]
     mcpkit-course check LAB [--all]  (a learner's own lab: ./course.sh grade LAB)
+    mcpkit-course progress [--lang en|es]          (./course.sh progress)
+    mcpkit-course submit LAB --to DIR [--as NAME]  (./course.sh submit LAB --to DIR)
     mcpkit-course workspace          (make the learner's working copies under work/)
 """
 
@@ -37,17 +40,46 @@ def _build(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from .build import find_root
+    from .exchange import parse_deadline
     from .grade import grade, write_csv
+    from .gradebook import write_canvas, write_totals
 
     root = find_root(args.root)
+    if not args.submissions.is_dir():
+        print(f"{args.submissions}: no such folder", file=sys.stderr)
+        return 2
+    if args.roster and not args.canvas:
+        print("--roster goes with --canvas", file=sys.stderr)
+        return 2
+    try:
+        deadline = parse_deadline(args.deadline) if args.deadline else None
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     junit = args.junit or args.out.with_suffix(".junit.xml")
     rows = grade(args.submissions, root=root, junit=junit, jobs=args.jobs,
-                 timeout=args.timeout, seed=args.seed, scale=args.scale)
+                 timeout=args.timeout, seed=args.seed, scale=args.scale, deadline=deadline)
     write_csv(rows, args.out)
+    written = [args.out, junit]
+    if args.totals:
+        write_totals(rows, args.totals)
+        written.append(args.totals)
+    if args.canvas:
+        try:
+            write_canvas(rows, args.canvas, roster=args.roster)
+        except (OSError, ValueError) as exc:
+            print(f"--roster: {exc}", file=sys.stderr)
+            return 2
+        written.append(args.canvas)
     for row in rows:
+        late = " late" if row.late else ""
         print(f"{row.learner:<20} {row.lab:<20} {row.status:<10} "
-              f"{row.checks_passed:>3}/{row.checks_total:<3} {row.points:>6.2f}/{row.max_points:g}")
-    print(f"hidden seed {rows[0].seed if rows else '-'}; wrote {args.out} and {junit}")
+              f"{row.checks_passed:>3}/{row.checks_total:<3} {row.points:>6.2f}/{row.max_points:g}"
+              f"{late}")
+    if deadline is not None:
+        print(f"deadline {deadline:%Y-%m-%d %H:%M:%S} UTC")
+    print(f"hidden seed {rows[0].seed if rows else '-'}; wrote "
+          + ", ".join(str(p) for p in written))
     return 0
 
 
@@ -62,6 +94,8 @@ def _check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
+    from .progress import record_grade
+
     lang, parts = check_one(path, root, timeout=args.timeout)
     try:
         shown = path.resolve().relative_to(root)
@@ -69,7 +103,32 @@ def _check(args: argparse.Namespace) -> int:
         shown = path
     print(f"{shown}")
     print(format_parts(path.stem, lang, parts, show_all=args.all))
+    record_grade(root, path, path.stem, lang, parts)
     return 0 if all(p.graded.passed == p.graded.total for p in parts) else 1
+
+
+def _progress(args: argparse.Namespace) -> int:
+    from .build import find_root
+    from .progress import guess_lang, text
+
+    root = find_root(args.root)
+    print(text(root, args.lang or guess_lang(root)))
+    return 0
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from .build import find_root
+    from .exchange import Refused, submit
+    from .workspace import find_lab
+
+    root = find_root(args.root)
+    try:
+        path = find_lab(root, args.lab)
+        print(submit(root, path, args.to, learner=args.learner))
+    except (FileNotFoundError, Refused) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
 
 
 def _workspace(args: argparse.Namespace) -> int:
@@ -110,6 +169,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="seed of the hidden cases (default: drawn at random, printed)")
     g.add_argument("--scale", type=int, default=None,
                    help="generated cases, as a multiple of the notebook's (default 4)")
+    g.add_argument("--deadline", default=None, metavar="TIME",
+                   help="mark hand-ins after TIME late (ISO 8601; local time without an "
+                   "offset)")
+    g.add_argument("--totals", type=Path, default=None,
+                   help="also write one row per learner: points per lab and the total")
+    g.add_argument("--canvas", type=Path, default=None,
+                   help="also write a Canvas gradebook import CSV")
+    g.add_argument("--roster", type=Path, default=None,
+                   help="the course's gradebook as Canvas exported it: learners matched by "
+                   "SIS Login ID, labs to existing assignments")
     g.set_defaults(func=_grade)
 
     c = sub.add_parser("check", help="grade one of your own labs, per part (what "
@@ -119,6 +188,20 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--all", action="store_true",
                    help="show every failing check of a part, not only the most specific one")
     c.set_defaults(func=_check)
+
+    p = sub.add_parser("progress", help="your last grade of every lab and part, and the "
+                       "lessons you ran (what ./course.sh progress runs)")
+    p.add_argument("--lang", choices=("en", "es"), default=None,
+                   help="default: the language of the copy you saved last")
+    p.set_defaults(func=_progress)
+
+    s = sub.add_parser("submit", help="hand a graded lab in to an exchange folder (what "
+                       "./course.sh submit runs)")
+    s.add_argument("lab", help="lab01, lab01_framing, or a notebook path")
+    s.add_argument("--to", type=Path, required=True, help="the class's exchange folder")
+    s.add_argument("--as", dest="learner", default=None, metavar="NAME",
+                   help="your folder's name there (default: your hub or login name)")
+    s.set_defaults(func=_submit)
 
     w = sub.add_parser("workspace", help="make the learner's working copies under work/")
     w.set_defaults(func=_workspace)

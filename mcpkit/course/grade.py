@@ -42,6 +42,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -49,7 +50,7 @@ import nbformat
 from . import source as src
 
 CSV_FIELDS = ("learner", "lab", "lang", "status", "checks_passed", "checks_total", "points",
-              "max_points", "edited_graded_cells", "problems")
+              "max_points", "edited_graded_cells", "problems", "submitted", "late")
 #: The class grader runs this many times the generated cases a notebook runs.
 HIDDEN_SCALE = 4
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -86,6 +87,8 @@ class Row:
     edited_graded_cells: int = 0
     graded: list[Graded] = field(default_factory=list)
     seed: int = 0
+    submitted: datetime | None = None  # when it was handed in (exchange folders only)
+    late: bool | None = None  # None: no deadline given, or no hand-in time known
 
     def as_csv(self) -> dict[str, object]:
         return {
@@ -96,6 +99,8 @@ class Row:
             "problems": "; ".join(
                 f"{g.cell_id} {g.status}" + (": " + " | ".join(g.problems) if g.problems else "")
                 for g in self.graded if g.status not in ("passed", "failed")),
+            "submitted": self.submitted.strftime("%Y-%m-%dT%H:%M:%SZ") if self.submitted else "",
+            "late": "" if self.late is None else "yes" if self.late else "no",
         }
 
 
@@ -209,21 +214,6 @@ def rerun(results: dict[tuple[str, int], tuple[str, str]], files: set[str], juni
     for key in [k for k in results if k[0] in files]:
         del results[key]
     results.update(parse_junit(junit))
-
-
-def discover(submissions: Path, labs: set[str]) -> dict[str, dict[str, Path]]:
-    """learner -> lab -> notebook path, for ``SUBMISSIONS/<learner>/<lab>.ipynb``."""
-    found: dict[str, dict[str, Path]] = {}
-    for learner_dir in sorted(p for p in submissions.iterdir() if p.is_dir()):
-        if learner_dir.name.startswith("."):
-            continue
-        mine = found.setdefault(learner_dir.name, {})
-        for path in sorted(learner_dir.glob("*.ipynb")):
-            if path.stem in labs:
-                mine[path.stem] = path
-            else:
-                print(f"warning: ignoring {path} (not a lab of this course)", file=sys.stderr)
-    return found
 
 
 def _sources(nb: nbformat.NotebookNode, tag: str) -> list[nbformat.NotebookNode]:
@@ -341,14 +331,18 @@ def _sandbox_env() -> dict[str, str]:
 
 
 def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | None = None,
-          timeout: int = 60, seed: int | None = None, scale: int | None = None
-          ) -> list[Row]:
+          timeout: int = 60, seed: int | None = None, scale: int | None = None,
+          deadline: datetime | None = None) -> list[Row]:
     """Grade every submission; return one row per learner and lab.
 
     Each graded cell runs in a sandbox process of its own (:mod:`mcpkit.course.isolate`),
     with ``seed`` (random when not given, the same for the whole class) and ``scale`` times
-    the notebook's generated cases.
+    the notebook's generated cases. ``SUBMISSIONS`` is a folder of ``<learner>/<lab>.ipynb``
+    or an exchange folder (:mod:`mcpkit.course.exchange`: the latest hand-in is graded, and
+    with ``deadline`` marked late or not).
     """
+    from .exchange import latest
+
     labs = {p.stem for p in (root / "labs" / src.LANGS[0]).glob("*.ipynb")}
     if not labs:
         raise FileNotFoundError(f"no lab notebooks under {root / 'labs'}; run mcpkit-course build")
@@ -356,7 +350,7 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
         seed = secrets.randbelow(2**31)
     if scale is None:
         scale = HIDDEN_SCALE
-    found = discover(Path(submissions), labs)
+    found = latest(Path(submissions), labs)
     assignment = sorted({lab for mine in found.values() for lab in mine})
     rows: list[Row] = []
     work: list[tuple[Row, Graded, dict]] = []
@@ -370,10 +364,13 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
             row.max_points = sum(_points(c) for c in graded_en)
             if lab not in mine:
                 continue
+            row.submitted = mine[lab].at
+            if deadline is not None and row.submitted is not None:
+                row.late = row.submitted > deadline
             try:
-                nb = nbformat.read(mine[lab], as_version=4)
+                nb = nbformat.read(mine[lab].path, as_version=4)
             except Exception as exc:  # not JSON, not a notebook: nothing to run
-                print(f"warning: cannot read {mine[lab]}: {exc}", file=sys.stderr)
+                print(f"warning: cannot read {mine[lab].path}: {exc}", file=sys.stderr)
                 row.status = "unreadable"
                 continue
             row.lang = _lang_of(nb)

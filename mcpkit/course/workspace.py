@@ -23,7 +23,8 @@ START = "START.ipynb"
 
 
 def start_page(root: Path) -> nbformat.NotebookNode:
-    """``course/start.md`` as a notebook: one markdown cell per ``## `` section."""
+    """``course/start.md`` as a notebook: one markdown cell per ``## `` section, and the
+    progress widget's cell where a section says ``<!-- progress widget: LANG -->``."""
     text = (root / "course" / "start.md").read_text(encoding="utf-8")
     sections = re.split(r"^(?=## )", text, flags=re.MULTILINE)
     nb = nbformat.v4.new_notebook()
@@ -31,9 +32,29 @@ def start_page(root: Path) -> nbformat.NotebookNode:
     # behind a "Select Kernel" dialog, the first thing a newcomer would see.
     nb.metadata = {"kernelspec": dict(src.KERNELSPEC),
                    "language_info": dict(src.LANGUAGE_INFO)}
-    nb.cells = [nbformat.v4.new_markdown_cell(s.strip("\n")) for s in sections if s.strip()]
+    nb.cells = []
+    for section in (s for s in sections if s.strip()):
+        # A marker line stands for a code cell: the progress widget, in that section's language.
+        for piece in re.split(r"^<!-- progress widget: (\w+) -->$", section, flags=re.MULTILINE):
+            if piece in src.LANGS:
+                nb.cells.append(nbformat.v4.new_code_cell(
+                    f'from mcpkit.course.progress import show\nshow("{piece}")'))
+            elif piece.strip():
+                nb.cells.append(nbformat.v4.new_markdown_cell(piece.strip("\n")))
     for number, cell in enumerate(nb.cells, 1):
         cell.id = f"start-{number:02d}"  # fixed: the page is identical on every machine
+    return nb
+
+
+def unnumbered(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A lesson with its outputs kept but no execution counts: a count in the learner's copy
+    then means the learner ran that cell (how ``./course.sh progress`` tells lessons run)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.execution_count = None
+            for output in cell.outputs:
+                if "execution_count" in output:
+                    output.execution_count = None
     return nb
 
 
@@ -50,7 +71,10 @@ def make(root: Path) -> list[Path]:
             copy = work / original.relative_to(root)
             if not copy.exists():
                 copy.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(original, copy)
+                if tree == "notebooks":
+                    nbformat.write(unnumbered(nbformat.read(original, as_version=4)), copy)
+                else:
+                    shutil.copyfile(original, copy)
                 created.append(copy)
     work.mkdir(exist_ok=True)
     nbformat.write(start_page(root), work / START)
