@@ -43,10 +43,30 @@ setup() {
 JSON
 }
 
+# The course's command: ./.venv's, else one already installed (a JupyterHub or Binder image
+# built from binder/ has mcpkit in its environment), else a new ./.venv's.
+course_cmd() {
+    if [ -x "$VENV/bin/mcpkit-course" ]; then
+        echo "$VENV/bin/mcpkit-course"
+    elif command -v mcpkit-course >/dev/null; then
+        command -v mcpkit-course
+    else
+        setup "course,http" >&2
+        echo "$VENV/bin/mcpkit-course"
+    fi
+}
+
 cmd="${1:-lab}"
 shift || true
 case "$cmd" in
     lab)
+        if [ -n "${JUPYTERHUB_API_URL:-}" ]; then
+            # On a JupyterHub, JupyterLab is running already (this is its terminal): only make
+            # the working copies.
+            "$(course_cmd)" workspace
+            echo "course.sh: open work/START.ipynb (in $PWD) in your JupyterLab" >&2
+            exit 0
+        fi
         setup "course,http"
         # Terminals opened in JupyterLab then find the course's pytest and mcpkit commands.
         case "$VENV" in /*) bin="$VENV/bin" ;; *) bin="$PWD/$VENV/bin" ;; esac
@@ -61,12 +81,10 @@ case "$cmd" in
         ;;
     grade)
         # Any existing install will do (lab's or test's): grading needs no extra package.
-        [ -x "$VENV/bin/mcpkit-course" ] || setup "course,http"
-        exec "$VENV/bin/mcpkit-course" check "$@"
+        exec "$(course_cmd)" check "$@"
         ;;
     progress|submit)
-        [ -x "$VENV/bin/mcpkit-course" ] || setup "course,http"
-        exec "$VENV/bin/mcpkit-course" "$cmd" "$@"
+        exec "$(course_cmd)" "$cmd" "$@"
         ;;
     test)
         setup "dev,course,http"

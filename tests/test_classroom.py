@@ -77,7 +77,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("lang,learner,heading,complete", [
     ("en", "ana", "Your progress", "10.0/10  graded"),
-    ("es", "bruno", "Tu progreso", "10.0/10  calificado"),
+    ("es", "bruno", "Tu progreso", "10.0/10  calificado el"),
 ])
 def test_a_learner_grades_sees_progress_submits_and_the_instructor_grades_it(
         course, tmp_path, lang, learner, heading, complete):
@@ -149,7 +149,7 @@ def test_the_spanish_refusals_are_in_spanish(course, tmp_path):
     fill(course, "lab01_framing", "es", solved=1)
     refused = shell(course, "submit", "lab01", "--to", str(tmp_path / "ex"))
     assert refused.returncode == 2
-    assert "nunca se calificó: ejecuta antes ./course.sh grade lab01" in refused.stderr
+    assert "todavía no se ha calificado: ejecuta primero ./course.sh grade lab01" in refused.stderr
 
 
 def _hand_in(exchange_dir: Path, learner: str, nb_path: Path, at: str) -> Path:

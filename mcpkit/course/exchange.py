@@ -54,17 +54,18 @@ _SAY = {
                 "points ({when})",
     },
     "es": {
-        "never": "{lab} nunca se calificó: ejecuta antes ./course.sh grade {short} (lo que "
-                 "entregas es lo calificado) y vuelve a entregarlo",
-        "changed": "{lab} cambió después de calificarlo ({when}): vuelve a ejecutar "
-                   "./course.sh grade {short} y luego entrégalo de nuevo",
+        "never": "{lab} todavía no se ha calificado: ejecuta primero ./course.sh grade {short} "
+                 "(lo que entregas es la versión calificada) y luego intenta entregarlo de "
+                 "nuevo",
+        "changed": "{lab} cambió desde que lo calificaste ({when}): vuelve a ejecutar "
+                   "./course.sh grade {short} y luego intenta entregarlo de nuevo",
         "no_dir": "no existe la carpeta de entregas {dir}: revisa la ruta que te dio tu "
                   "instructor/a",
         "not_writable": "no se puede escribir en la carpeta de entregas {dir} ({why}): "
-                        "pregunta a tu instructor/a",
+                        "consulta a tu instructor/a",
         "bad_name": "{name!r} no sirve como nombre de la carpeta de un estudiante: usa "
-                    "letras, dígitos y @ + . _ - (--as NOMBRE)",
-        "done": "entregado {lab} como {learner}: {path}\n  su última nota: {earned:.1f}/"
+                    "letras, dígitos y @ + . _ - (elige otro con --as NOMBRE)",
+        "done": "{lab} entregado como {learner}: {path}\n  su última nota: {earned:.1f}/"
                 "{total:g} puntos ({when})",
     },
 }

@@ -40,15 +40,16 @@ _WORDS = {
            "how": "Grade a lab with ./course.sh grade labNN; this page shows its last grade.",
            "refresh": "Refresh", "no_work": "no work/ folder yet: run ./course.sh lab first"},
     "es": {"title": "Tu progreso", "labs": "Laboratorios", "lessons": "Lecciones (celdas "
-           "ejecutadas)", "not_graded": "sin calificar todavía", "graded": "calificado",
-           "done": "completo", "left": "falta", "changed": "cambió después de esta nota: "
-           "vuelve a calificarlo", "points": "puntos", "checks": "comprobaciones",
+           "ejecutadas)", "not_graded": "sin calificar todavía", "graded": "calificado el",
+           "done": "completo", "left": "por completar",
+           "changed": "cambió desde que lo calificaste: califícalo de nuevo",
+           "points": "puntos", "checks": "comprobaciones",
            "total": "{earned:.1f}/{total:g} puntos; {labs} de {n_labs} laboratorios "
                     "completos; {lessons} de {n_lessons} lecciones ejecutadas",
            "how": "Califica un laboratorio con ./course.sh grade labNN; aquí ves su última "
                   "nota.",
            "refresh": "Actualizar",
-           "no_work": "todavía no hay carpeta work/: ejecuta antes ./course.sh lab"},
+           "no_work": "todavía no existe la carpeta work/: ejecuta primero ./course.sh lab"},
 }
 
 
