@@ -330,3 +330,29 @@ def test_a_class_on_jupyterhub_pulls_the_course_does_a_lab_hands_it_in_and_is_gr
     with canvas.open() as f:
         assert [r["SIS Login ID"] for r in csv.DictReader(f)][1:] == ["ana", "bruno", "carla"]
     shutil.rmtree(repo)
+
+
+def test_the_image_files_install_what_the_hub_test_ran():
+    """binder/ (repo2docker's files) asks for a Python the package supports, installs the
+    extras that exist, the hub's pins among them, and both scripts are valid bash."""
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
+    assert re.fullmatch(r"python-3\.\d+", runtime), runtime
+    assert runtime.removeprefix("python-") + ".0" in SpecifierSet(project["requires-python"])
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    extras = re.search(r'pip install --no-cache-dir "\.\[([a-z,]+)\]"', post_build).group(1)
+    for extra in extras.split(","):
+        assert extra in project["optional-dependencies"], extra
+    import jupyterhub
+    import nbgitpuller
+
+    assert set(project["optional-dependencies"]["hub"]) == {
+        f"jupyterhub=={jupyterhub.__version__}", f"nbgitpuller=={nbgitpuller.__version__}"}
+    for script in ("postBuild", "start"):
+        path = ROOT / "binder" / script
+        assert os.access(path, os.X_OK), f"binder/{script} is not executable"
+        assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
