@@ -511,7 +511,7 @@ _WORDS = {
            "more": "{n} more failing: {names} — --all shows every failing check",
            "see": "run its graded cell in the notebook for the full report"},
     "es": {"score": "nota", "points": "puntos", "checks": "comprobaciones",
-           "timeout": "tiempo de espera agotado", "crashed": "caída del proceso",
+           "timeout": "se agotó el tiempo de espera", "crashed": "caída del proceso",
            "flagged": "marcada: esta parte obtiene 0, porque",
            "not_started": "sin empezar",
            "timeout_hint": "pista:    un bucle que nunca termina, o una llamada que espera "
