@@ -69,10 +69,8 @@ def lab_server(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("jupyterlab")
     course = tmp / "course-copy"
-    for tree in ("notebooks", "labs", "solutions"):
+    for tree in ("notebooks", "labs", "solutions", "course"):
         shutil.copytree(ROOT / tree, course / tree)
-    (course / "course").mkdir()
-    shutil.copyfile(ROOT / "course" / "start.md", course / "course" / "start.md")
     workspace.make(course)  # what ./course.sh lab does first
 
     # Keep everything JupyterLab, the kernels and Chromium write inside tmp.
@@ -98,6 +96,7 @@ def lab_server(tmp_path_factory):
     server = subprocess.Popen(command, cwd=course, env=env, stdout=log, stderr=log,
                               start_new_session=True)
     base = f"http://127.0.0.1:{port}"
+    _ROOTS[base] = str(course)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -176,6 +175,22 @@ WORDS = {
                        "comprobaciones superadas",
            "error": "error de herramienta (isError)"},
 }
+
+
+PROGRESS = {
+    "en": {"title": "Your progress", "lab01": ["2.0/10", "left: Part 2 · One body, one value"],
+           "lab02": ["not graded yet"]},
+    "es": {"title": "Tu progreso",
+           "lab01": ["2.0/10", "por completar: Parte 2 · Un cuerpo, un valor"],
+           "lab02": ["sin calificar todavía"]},
+}
+
+_ROOTS: dict[str, str] = {}
+
+
+def lab_server_root(base: str) -> str:
+    """The course copy the JupyterLab at ``base`` serves."""
+    return _ROOTS[base]
 
 
 @contextlib.contextmanager
@@ -294,6 +309,32 @@ def test_a_learner_in_jupyterlab(lang, lab_server, browser, shots):
         graded.first.locator(".jp-OutputArea-output").get_by_text(words["ok"]).wait_for()
         graded.first.scroll_into_view_if_needed()
         page.screenshot(path=shots / f"{lang}-6-lab-passed.png")
+
+        # 4. Saved, graded from a terminal, then the start page's progress widget shows it.
+        page.keyboard.press("ControlOrMeta+s")
+        mine = Path(lab_server_root(base)) / "work" / "labs" / lang / "lab01_framing.ipynb"
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while code not in "".join(
+                "".join(c["source"]) for c in json.loads(mine.read_text())["cells"]):
+            assert time.monotonic() < deadline, "JupyterLab did not save the lab"
+            time.sleep(0.2)
+        graded_run = subprocess.run(
+            [sys.executable, "-m", "mcpkit.course.cli", "check", str(mine)],
+            cwd=mine.parents[3], capture_output=True, text=True, timeout=300)
+        assert graded_run.returncode == 1, graded_run.stdout + graded_run.stderr  # 1 of 4 parts
+        _open(page, base, token, "/lab/tree/work/START.ipynb")
+        start = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        cell = start.locator(".jp-CodeCell").filter(has_text=f'show("{lang}")')
+        cell.locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        widget = cell.locator(".jp-OutputArea-output")
+        widget.get_by_text(PROGRESS[lang]["title"]).wait_for()
+        for lab in ("lab01", "lab02"):
+            row = widget.locator("tr").filter(has_text=f"{lab}_")
+            for text in PROGRESS[lang][lab]:
+                expect(row).to_contain_text(text)
+        cell.scroll_into_view_if_needed()
+        page.screenshot(path=shots / f"{lang}-7-progress.png")
     # Reported, not asserted: CI time is a budget, not a behaviour.
     print(f"{lang}: {time.monotonic() - started:.1f} s in the browser")
 

@@ -252,9 +252,10 @@ def html(root: Path, lang: str) -> str:
         for line in lesson_lines)
     return (f"<h3>{escape(w['title'])}</h3>"
             f"<p>{escape(_total(lab_lines, lesson_lines, w))}</p>"
+            "<div style='display:flex;flex-wrap:wrap;gap:2em;align-items:flex-start'>"
             f"<table><tr><th>{escape(w['labs'])}</th><th></th><th></th></tr>{''.join(rows)}"
             f"</table><table><tr><th>{escape(w['lessons'])}</th><th></th></tr>{lesson_cells}"
-            f"</table><p><small>{escape(w['how'])}</small></p>")
+            f"</table></div><p><small>{escape(w['how'])}</small></p>")
 
 
 def show(lang: str = "en", root: Path | None = None):
