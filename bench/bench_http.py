@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 PY = sys.executable
@@ -215,6 +216,31 @@ def run_round(port: int, pid: int, modern: bool, requests: int,
     return done / elapsed, cpu / done * 1e6
 
 
+def launch(cmd: list[str], port: int, what: str) -> subprocess.Popen:
+    """Start a server process and wait (30 s at most) until ``port`` accepts connections."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(10)
+    raise RuntimeError(f"{what} HTTP server did not start")
+
+
+def stop(procs: Iterable[subprocess.Popen]) -> None:
+    """Terminate the servers, killing any that does not end within 10 s; reap them all."""
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
 def start(kind: str, folder: Path, answers: str) -> tuple[subprocess.Popen, int]:
     port = free_port()
     if kind == "mcpkit":
@@ -224,15 +250,7 @@ def start(kind: str, folder: Path, answers: str) -> tuple[subprocess.Popen, int]
     else:
         (folder / "sdk_bench_server.py").write_text(SDK_SERVER)
         cmd = [PY, str(folder / "sdk_bench_server.py"), str(port), answers]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, port
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"{kind} HTTP server did not start")
+    return launch(cmd, port, kind), port
 
 
 def main() -> None:
@@ -260,13 +278,7 @@ def main() -> None:
                                 run_round(port, proc.pid, modern, args.requests, clients,
                                           answers == "sse"))
         finally:
-            for proc, _ in servers.values():
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(10)
+            stop(proc for proc, _ in servers.values())
     print(f"streamable HTTP, echo tool, {args.requests} requests per round, {args.rounds} "
           f"rounds, medians (min-max); ratio = mcpkit / SDK, same era, same round\n")
     print("| answer | clients | era | mcpkit req/s | SDK req/s | ratio | mcpkit CPU µs/req | "

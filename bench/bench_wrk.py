@@ -33,23 +33,22 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_http import (  # noqa: E402  (the servers and headers the Python client uses)
     ECHO,
-    MCPKIT_SERVER,
-    SDK_SERVER,
     call_body,
     cpu_seconds,
     free_port,
+    launch,
     session_headers,
+    start,
+    stop,
 )
 
 PY = sys.executable
@@ -131,33 +130,15 @@ def wrk_binary() -> str:
     return found
 
 
-def start(command: list[str], port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"{command} did not start")
-
-
 def servers(folder: Path, answers: list[str]) -> dict[str, tuple[subprocess.Popen, int]]:
-    (folder / "bench_server.py").write_text(MCPKIT_SERVER)
-    (folder / "sdk_bench_server.py").write_text(SDK_SERVER)
+    """The floor, mcpkit (which answers JSON or SSE per request) and the SDK per answer kind."""
     (folder / "floor_server.py").write_text(FLOOR_SERVER)
-    started = {}
     port = free_port()
-    started["floor"] = (start([PY, str(folder / "floor_server.py"), str(port)], port), port)
-    port = free_port()
-    started["mcpkit"] = (start([PY, "-m", "mcpkit", "serve", str(folder / "bench_server.py"),
-                                "--http", "--port", str(port), "--log-level", "warning"], port),
-                         port)
+    started = {"floor": (launch([PY, str(folder / "floor_server.py"), str(port)], port,
+                                "floor"), port),
+               "mcpkit": start("mcpkit", folder, "json")}
     for kind in answers:
-        port = free_port()
-        started[f"sdk-{kind}"] = (start([PY, str(folder / "sdk_bench_server.py"), str(port),
-                                         kind], port), port)
+        started[f"sdk-{kind}"] = start("sdk", folder, kind)
     return started
 
 
@@ -236,13 +217,7 @@ def main() -> None:
                                                  "their check")
                             rows.setdefault((answers, f"{kind} {era}", n), []).append(result)
         finally:
-            for proc, _ in running.values():
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(10)
+            stop(proc for proc, _ in running.values())
     after = load_average()
     print(f"wrk (1 thread), {args.seconds} s per round, {args.rounds} rounds, medians "
           f"(min-max); load average before {before}, after {after}\n")

@@ -188,6 +188,14 @@ PROGRESS = {
 _ROOTS: dict[str, str] = {}
 
 
+def _saved_sources(path: Path) -> str:
+    """The code of a notebook as saved; empty while JupyterLab is still writing the file."""
+    try:
+        return "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
+    except ValueError:  # read half-written
+        return ""
+
+
 def lab_server_root(base: str) -> str:
     """The course copy the JupyterLab at ``base`` serves."""
     return _ROOTS[base]
@@ -314,8 +322,7 @@ def test_a_learner_in_jupyterlab(lang, lab_server, browser, shots):
         page.keyboard.press("ControlOrMeta+s")
         mine = Path(lab_server_root(base)) / "work" / "labs" / lang / "lab01_framing.ipynb"
         deadline = time.monotonic() + WAIT_MS / 1000
-        while code not in "".join(
-                "".join(c["source"]) for c in json.loads(mine.read_text())["cells"]):
+        while code not in _saved_sources(mine):
             assert time.monotonic() < deadline, "JupyterLab did not save the lab"
             time.sleep(0.2)
         graded_run = subprocess.run(

@@ -86,6 +86,7 @@ def _grade(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .build import find_root
     from .grade import check_one, format_parts
+    from .progress import record_grade
     from .workspace import find_lab
 
     root = find_root(args.root)
@@ -94,8 +95,6 @@ def _check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
-    from .progress import record_grade
-
     lang, parts = check_one(path, root, timeout=args.timeout)
     try:
         shown = path.resolve().relative_to(root)

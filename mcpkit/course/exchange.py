@@ -101,12 +101,10 @@ def submit(root: Path, notebook: Path, to: Path, learner: str | None = None,
     if not _LEARNER.fullmatch(learner):
         raise Refused(say["bad_name"].format(name=learner))
     graded = progress.load(root)["labs"].get(lab)
-    here = str(Path(notebook).resolve().relative_to(root.resolve())) if Path(
-        notebook).resolve().is_relative_to(root.resolve()) else str(notebook)
-    if not graded or graded.get("notebook") != here:
+    if not graded or graded.get("notebook") != progress.relative_name(root, notebook):
         raise Refused(say["never"].format(lab=lab, short=short))
-    when = graded["graded_at"].replace("T", " ").replace("Z", " UTC")
-    if progress.digest(notebook) != graded.get("digest"):
+    when = progress.shown_time(graded["graded_at"])
+    if progress.digest(nb) != graded.get("digest"):
         raise Refused(say["changed"].format(lab=lab, short=short, when=when))
     to = Path(to)
     if not to.is_dir():

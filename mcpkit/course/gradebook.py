@@ -26,20 +26,21 @@ CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "Points Possible"
 
 
-def _table(rows: list[Row]) -> tuple[list[str], list[str], dict[str, dict[str, Row]]]:
+def _table(rows: list[Row]) -> tuple[list[str], dict[str, float], dict[str, dict[str, Row]]]:
+    """The learners, each lab's maximum points, and learner -> lab -> row."""
     learners = sorted({r.learner for r in rows})
-    labs = sorted({r.lab for r in rows})
-    by = {learner: {} for learner in learners}
+    maxima = {r.lab: r.max_points for r in sorted(rows, key=lambda r: r.lab)}
+    by: dict[str, dict[str, Row]] = {learner: {} for learner in learners}
     for r in rows:
         by[r.learner][r.lab] = r
-    return learners, labs, by
+    return learners, maxima, by
 
 
 def write_totals(rows: list[Row], path: Path) -> None:
     """One row per learner: points per lab, the total, labs with every check passed, and how
     many labs were handed in late (when a deadline was given)."""
-    learners, labs, by = _table(rows)
-    maxima = {lab: next(r.max_points for r in rows if r.lab == lab) for lab in labs}
+    learners, maxima, by = _table(rows)
+    labs = list(maxima)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as f:
@@ -63,18 +64,17 @@ def _read_roster(path: Path) -> tuple[list[str], list[dict[str, str]]]:
         if missing:
             raise ValueError(f"{path}: not a Canvas gradebook export (no column "
                              f"{', '.join(missing)})")
-        students = [r for r in reader
-                    if (r.get("Student") or "").strip()
-                    and POINTS_POSSIBLE not in (r.get("Student") or "")
-                    and (r.get("Student") or "").strip() != "Test Student"]
+        names = ((r, (r.get("Student") or "").strip()) for r in reader)
+        students = [r for r, name in names
+                    if name and POINTS_POSSIBLE not in name and name != "Test Student"]
     return header, students
 
 
 def write_canvas(rows: list[Row], path: Path, roster: Path | None = None) -> list[str]:
     """Write a Canvas gradebook import file; return the learners it could not place (with a
     roster: folders no student of the roster matches; they are left out, and named)."""
-    learners, labs, by = _table(rows)
-    maxima = {lab: next(r.max_points for r in rows if r.lab == lab) for lab in labs}
+    learners, maxima, by = _table(rows)
+    labs = list(maxima)
     header = {lab: lab for lab in labs}
     identities: dict[str, dict[str, str]] = {}
     unplaced: list[str] = []

@@ -53,12 +53,24 @@ _WORDS = {
 }
 
 
-def digest(path: Path) -> str:
+def digest(nb: nbformat.NotebookNode) -> str:
     """The notebook's cells as graded: outputs and execution counts left out, so running the
     cells again (or JupyterLab saving them) does not count as a change."""
-    nb = nbformat.read(path, as_version=4)
     cells = [[c.cell_type, c.get("id"), c.source] for c in nb.cells]
     return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
+
+
+def relative_name(root: Path, notebook: Path) -> str:
+    """How the record names a notebook: its path from the course root (as given, when it is
+    outside the course)."""
+    path = Path(notebook).resolve()
+    return str(path.relative_to(root.resolve())) if path.is_relative_to(root.resolve()) \
+        else str(notebook)
+
+
+def shown_time(stamp: str) -> str:
+    """A recorded ``2026-12-02T14:30:05Z`` as the sheet shows it: ``2026-12-02 14:30:05 UTC``."""
+    return stamp.replace("T", " ").replace("Z", " UTC")
 
 
 def load(root: Path) -> dict:
@@ -76,15 +88,13 @@ def record_grade(root: Path, notebook: Path, lab: str, lang: str, parts: list) -
     Only the learner's own copies under ``work/labs/`` are recorded (grading a solution or a
     file elsewhere is no progress); returns whether it was.
     """
-    try:
-        Path(notebook).resolve().relative_to((root / WORK / "labs").resolve())
-    except ValueError:
+    if not Path(notebook).resolve().is_relative_to((root / WORK / "labs").resolve()):
         return False
     record = load(root)
     record["labs"][lab] = {
         "lang": lang, "graded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "notebook": str(Path(notebook).resolve().relative_to(root.resolve())),
-        "digest": digest(notebook),
+        "notebook": relative_name(root, notebook),
+        "digest": digest(nbformat.read(notebook, as_version=4)),
         "parts": [{"name": p.name, "cell": p.graded.cell_id, "earned": round(p.earned, 2),
                    "points": p.graded.points, "passed": p.graded.passed,
                    "total": p.graded.total, "status": p.graded.status} for p in parts],
@@ -111,8 +121,13 @@ class LabLine:
         return sum(p["earned"] for p in self.parts)
 
     @property
+    def left(self) -> list[str]:
+        """The names of the parts that lost points."""
+        return [p["name"] for p in self.parts if p["passed"] != p["total"]]
+
+    @property
     def complete(self) -> bool:
-        return bool(self.graded_at) and all(p["passed"] == p["total"] for p in self.parts)
+        return bool(self.graded_at) and not self.left
 
 
 @dataclass
@@ -120,6 +135,10 @@ class LessonLine:
     lesson: str
     run: int
     cells: int
+
+    @property
+    def done(self) -> bool:
+        return bool(self.cells) and self.run == self.cells
 
 
 def labs(root: Path, lang: str) -> list[LabLine]:
@@ -138,7 +157,8 @@ def labs(root: Path, lang: str) -> list[LabLine]:
         if mine:
             parts = [dict(p, name=names.get(p.get("cell"), p["name"])) for p in mine["parts"]]
             notebook = root / mine.get("notebook", "")
-            changed = notebook.is_file() and digest(notebook) != mine.get("digest")
+            changed = notebook.is_file() and digest(
+                nbformat.read(notebook, as_version=4)) != mine.get("digest")
             lines.append(LabLine(lab, sum(_points(c) for c in graded), parts,
                                  mine["graded_at"], changed))
         else:
@@ -174,9 +194,9 @@ def guess_lang(root: Path) -> str:
     copies = [p for tree in ("labs", "notebooks")
               for p in (root / WORK / tree).glob("*/*.ipynb")]
     if copies:
-        times = [p.stat().st_mtime for p in copies]
-        newest = max(copies, key=lambda p: p.stat().st_mtime)
-        if max(times) - min(times) > 2 and newest.parent.name in src.LANGS:
+        saved = {p: p.stat().st_mtime for p in copies}
+        newest = max(saved, key=saved.__getitem__)
+        if saved[newest] - min(saved.values()) > 2 and newest.parent.name in src.LANGS:
             return newest.parent.name
     return src.LANGS[0]
 
@@ -196,20 +216,19 @@ def text(root: Path, lang: str) -> str:
             continue
         mark = "✓" if line.complete else "✗"
         out.append(f"{mark} {head}{line.earned:4.1f}/{line.max_points:g}  {w['graded']} "
-                   f"{line.graded_at.replace('T', ' ').replace('Z', ' UTC')}"
+                   f"{shown_time(line.graded_at)}"
                    + (f"  ({w['changed']})" if line.changed else ""))
         for p in line.parts:
             ok = p["passed"] == p["total"]
             out.append(f"      {'✓' if ok else '✗'} {p['name']}: {p['earned']:.1f}/"
                        f"{p['points']:g} {w['points']} ({p['passed']}/{p['total']} "
                        f"{w['checks']})")
-        left = [p["name"] for p in line.parts if p["passed"] != p["total"]]
-        if left:
-            out.append(f"      {w['left']}: " + "; ".join(left))
+        if line.left:
+            out.append(f"      {w['left']}: " + "; ".join(line.left))
     out += ["", w["lessons"]]
     width = max((len(line.lesson) for line in lesson_lines), default=0)
     for line in lesson_lines:
-        mark = "✓" if line.cells and line.run == line.cells else " "
+        mark = "✓" if line.done else " "
         out.append(f"{mark} {line.lesson:<{width}}  {line.run:>3}/{line.cells}")
     out += ["", _total(lab_lines, lesson_lines, w), w["how"]]
     return "\n".join(out)
@@ -220,7 +239,7 @@ def _total(lab_lines: list[LabLine], lesson_lines: list[LessonLine], w: dict) ->
         earned=sum(line.earned for line in lab_lines),
         total=sum(line.max_points for line in lab_lines),
         labs=sum(line.complete for line in lab_lines), n_labs=len(lab_lines),
-        lessons=sum(1 for line in lesson_lines if line.cells and line.run == line.cells),
+        lessons=sum(line.done for line in lesson_lines),
         n_lessons=len(lesson_lines))
 
 
@@ -238,9 +257,8 @@ def html(root: Path, lang: str) -> str:
             state = f"<i>{escape(w['not_graded'])}</i>"
             score = f"–/{line.max_points:g}"
         else:
-            left = [p["name"] for p in line.parts if p["passed"] != p["total"]]
-            state = ("✓ " + escape(w["done"]) if not left
-                     else "✗ " + escape(w["left"]) + ": " + escape("; ".join(left)))
+            state = ("✓ " + escape(w["done"]) if not line.left
+                     else "✗ " + escape(w["left"]) + ": " + escape("; ".join(line.left)))
             if line.changed:
                 state += f"<br><small>{escape(w['changed'])}</small>"
             score = f"{line.earned:.1f}/{line.max_points:g}"
@@ -248,7 +266,7 @@ def html(root: Path, lang: str) -> str:
                     f"<td style='text-align:left'>{state}</td></tr>")
     lesson_cells = "".join(
         f"<tr><td><code>{escape(line.lesson)}</code></td><td>{line.run}/{line.cells}"
-        f"{' ✓' if line.cells and line.run == line.cells else ''}</td></tr>"
+        f"{' ✓' if line.done else ''}</td></tr>"
         for line in lesson_lines)
     return (f"<h3>{escape(w['title'])}</h3>"
             f"<p>{escape(_total(lab_lines, lesson_lines, w))}</p>"
