@@ -64,7 +64,8 @@ case "$cmd" in
             # On a JupyterHub, JupyterLab is running already (this is its terminal): only make
             # the working copies.
             "$(course_cmd)" workspace
-            echo "course.sh: open work/START.ipynb (in $PWD) in your JupyterLab" >&2
+            echo "course.sh: open work/START.ipynb (in $PWD) in your JupyterLab /" \
+                 "abre work/START.ipynb (en $PWD) en tu JupyterLab" >&2
             exit 0
         fi
         setup "course,http"

@@ -144,6 +144,26 @@ def test_a_lab_never_graded_changed_since_or_with_nowhere_to_go_is_refused(cours
     assert "its last grade: 4.0/10 points" in ok.stdout  # part 1 of lab 02: 4 points
 
 
+def test_a_lab_that_is_no_longer_a_notebook_is_named_not_a_traceback(course, tmp_path):
+    """Grading, progress and hand-in of a copy cut short after its grade (a full disk, an
+    editor): each says which file and what to do, in both languages; progress still shows."""
+    (tmp_path / "ex").mkdir()
+    mine = fill(course, "lab01_framing", "en", solved=1)
+    assert shell(course, "grade", "lab01").returncode == 1
+    mine.write_text(mine.read_text()[:500])
+    for args in (["grade", "lab01"], ["submit", "lab01", "--to", str(tmp_path / "ex")]):
+        done = shell(course, *args)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "lab01_framing.ipynb: not a notebook any more" in done.stderr
+        assert "ya no es un cuaderno" in done.stderr and "Revert Notebook to Checkpoint" in \
+            done.stderr
+    shown = shell(course, "progress")
+    assert shown.returncode == 0, shown.stderr
+    assert "changed since this grade: grade it again" in shown.stdout
+    assert list((tmp_path / "ex").iterdir()) == []
+
+
 def test_the_spanish_refusals_are_in_spanish(course, tmp_path):
     (tmp_path / "ex").mkdir()
     fill(course, "lab01_framing", "es", solved=1)

@@ -87,7 +87,7 @@ def _check(args: argparse.Namespace) -> int:
     from .build import find_root
     from .grade import check_one, format_parts
     from .progress import record_grade
-    from .workspace import find_lab
+    from .workspace import Unreadable, find_lab
 
     root = find_root(args.root)
     try:
@@ -95,7 +95,11 @@ def _check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
-    lang, parts = check_one(path, root, timeout=args.timeout)
+    try:
+        lang, parts = check_one(path, root, timeout=args.timeout)
+    except Unreadable as exc:
+        print(exc, file=sys.stderr)
+        return 2
     try:
         shown = path.resolve().relative_to(root)
     except ValueError:

@@ -87,12 +87,14 @@ def submit(root: Path, notebook: Path, to: Path, learner: str | None = None,
     Returns the report to print; raises :class:`Refused` (nothing written) when the lab was
     never graded, changed since its grade, or the folder is missing or not writable.
     """
-    import nbformat
-
     from . import progress
     from .grade import _lang_of
+    from .workspace import Unreadable, read_copy
 
-    nb = nbformat.read(notebook, as_version=4)
+    try:
+        nb = read_copy(notebook)
+    except Unreadable as exc:
+        raise Refused(str(exc)) from None
     lang = _lang_of(nb)
     say = _SAY[lang]
     lab = Path(nb.metadata.get("mcpkit", {}).get("source", "") or notebook).stem

@@ -479,9 +479,12 @@ def check_one(path: Path, root: Path, timeout: int = 60) -> tuple[str, list[Part
 
     Returns the language read from the notebook and one :class:`Part` per graded cell.
     Setup and demo cells are not parts: only graded cells score, so a demo cell that was
-    never run costs nothing.
+    never run costs nothing. A file that is no longer a notebook raises
+    :class:`~mcpkit.course.workspace.Unreadable`.
     """
-    nb = nbformat.read(path, as_version=4)
+    from .workspace import read_copy
+
+    nb = read_copy(path)
     lab = nb.metadata.get("mcpkit", {}).get("source", "")
     lab = Path(lab).stem if lab else Path(path).stem
     lang = _lang_of(nb)

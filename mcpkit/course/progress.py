@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 
 from . import source as src
-from .workspace import WORK
+from .workspace import WORK, Unreadable, read_copy
 
 RECORD = ".progress.json"
 
@@ -157,8 +157,11 @@ def labs(root: Path, lang: str) -> list[LabLine]:
         if mine:
             parts = [dict(p, name=names.get(p.get("cell"), p["name"])) for p in mine["parts"]]
             notebook = root / mine.get("notebook", "")
-            changed = notebook.is_file() and digest(
-                nbformat.read(notebook, as_version=4)) != mine.get("digest")
+            try:
+                changed = notebook.is_file() and digest(read_copy(notebook)) != mine.get(
+                    "digest")
+            except Unreadable:  # broken since its grade: that is a change too
+                changed = True
             lines.append(LabLine(lab, sum(_points(c) for c in graded), parts,
                                  mine["graded_at"], changed))
         else:

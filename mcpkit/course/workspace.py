@@ -81,6 +81,25 @@ def make(root: Path) -> list[Path]:
     return created
 
 
+class Unreadable(ValueError):
+    """A learner's copy that is no longer a notebook (cut short, edited by hand)."""
+
+
+def read_copy(path: Path) -> nbformat.NotebookNode:
+    """A learner's notebook; :class:`Unreadable`, saying what to do in both languages, when
+    it cannot be read as one."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, ValueError, AttributeError, KeyError) as exc:
+        why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise Unreadable(
+            f"{path}: not a notebook any more ({why}); open it in JupyterLab and use File → "
+            "Revert Notebook to Checkpoint, or start the lab over: delete it and run "
+            f"./course.sh lab / {path}: ya no es un cuaderno ({why}); ábrelo en JupyterLab "
+            "y usa File → Revert Notebook to Checkpoint, o empieza el laboratorio de cero: "
+            "bórralo y ejecuta ./course.sh lab") from None
+
+
 def find_lab(root: Path, name: str) -> Path:
     """The learner's copy of the lab ``name`` (``lab01``, ``lab01_framing`` or a path).
 
