@@ -54,30 +54,32 @@ SINGLE_HEADERS = frozenset({
 _SINGLE_PREFIXES = ("mcp-param-",)
 
 
-class RequestHeaders:
+class RequestHeaders(dict[str, str]):
     """A request's headers by lowercase name; repeated list headers are joined with ", ";
-    a repeated single header is noted in ``repeated`` (the request is then refused)."""
+    a repeated single header is noted in ``repeated`` (the request is then refused).
+
+    A dict, so that the dozen lookups of every request are plain ``dict.get`` calls.
+    """
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        values: dict[str, str] = {}
-        repeated: list[str] = []
-        for name, value in raw:
-            # uvicorn gives names lowercased already. RFC 9110: optional whitespace around
-            # a field value is not part of it.
-            key = name.decode("latin-1").lower()
-            text = value.decode("latin-1").strip(" \t")
-            if key in values:
+        # uvicorn gives names lowercased already. RFC 9110: optional whitespace around a
+        # field value is not part of it. One comprehension for the usual request, where
+        # no name comes twice; the loop below only when one does.
+        pairs = [(name.decode("latin-1").lower(), value.decode("latin-1").strip(" \t"))
+                 for name, value in raw]
+        super().__init__(pairs)
+        self.repeated: list[str] = []
+        if len(self) == len(pairs):
+            return
+        self.clear()
+        for key, text in pairs:
+            if key in self:
                 if (key in SINGLE_HEADERS or key.startswith(_SINGLE_PREFIXES)) \
-                        and key not in repeated:
-                    repeated.append(key)
-                values[key] = f"{values[key]}, {text}"
+                        and key not in self.repeated:
+                    self.repeated.append(key)
+                self[key] = f"{self[key]}, {text}"
             else:
-                values[key] = text
-        self._values = values
-        self.repeated = repeated
-
-    def get(self, name: str) -> str | None:
-        return self._values.get(name)
+                self[key] = text
 
     def refuse_repeated(self) -> None:
         """Every request, the public ones too: a single header sent twice is a 400."""
@@ -101,13 +103,28 @@ def media_types(value: str | None) -> tuple[str, ...]:
 
 
 def accepts(headers: RequestHeaders, media_type: str) -> bool:
-    accept = headers.get("accept")
+    return _accepts(headers.get("accept"), media_type)
+
+
+def _accepts(accept: str | None, media_type: str) -> bool:
     if accept is None:
         return True  # no Accept header: anything goes (RFC 9110)
     family = media_type.split("/")[0] + "/*"
     return any(m in (media_type, family, "*/*") for m in media_types(accept))
 
 
+@functools.lru_cache(maxsize=256)  # a client sends the same pair on every POST
+def _post_media_status(content_type: str | None, accept: str | None) -> int:
+    """415 if a POST's body is not said to be JSON, 406 if it does not accept both answer
+    formats, else 200."""
+    if "application/json" not in media_types(content_type):
+        return 415
+    if not (_accepts(accept, "application/json") and _accepts(accept, "text/event-stream")):
+        return 406
+    return 200
+
+
+@functools.lru_cache(maxsize=256)  # one or two values per server, every request
 def hostname(authority: str) -> str | None:
     """``127.0.0.1:8000`` -> ``127.0.0.1``; ``[::1]:80`` -> ``::1``; None if malformed."""
     try:
@@ -170,9 +187,10 @@ class Guard:
 
     def check_post(self, headers: RequestHeaders) -> None:
         """A POST carries JSON and accepts both answer formats (JSON and an SSE stream)."""
-        if "application/json" not in media_types(headers.get("content-type")):
+        status = _post_media_status(headers.get("content-type"), headers.get("accept"))
+        if status == 415:
             raise HttpError(415, jsonrpc.INVALID_REQUEST,
                             "POST a JSON-RPC message with Content-Type: application/json")
-        if not (accepts(headers, "application/json") and accepts(headers, "text/event-stream")):
+        if status == 406:
             raise HttpError(406, jsonrpc.INVALID_REQUEST,
                             "Accept must list both application/json and text/event-stream")
