@@ -168,6 +168,13 @@ class Connection:
                 reply(jsonrpc.error_response(request_id, jsonrpc.INTERNAL_ERROR,
                                              "Internal error; the server log has the details"))
 
+    def receive_request(self, message: dict[str, Any], reply: Send, *,
+                        may_block: bool = False) -> None:
+        """:meth:`receive` for a message the transport has already classified as a request
+        and whose ``params._meta`` it has checked (HTTP does both to choose the era). The
+        caller answers -32603 if this raises."""
+        self._on_request(message, reply, may_block, meta_checked=True)
+
     def _receive_batch(self, batch: list[Any], reply: Send) -> None:
         """A JSON-RPC batch (revision 2025-03-26 only): the responses go back as one array.
 
@@ -233,7 +240,8 @@ class Connection:
         if listen is not None and respond:
             self._end_listen(request_id, listen)
 
-    def _on_request(self, message: dict[str, Any], reply: Send, may_block: bool = False) -> None:
+    def _on_request(self, message: dict[str, Any], reply: Send, may_block: bool = False,
+                    meta_checked: bool = False) -> None:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params") or {}
@@ -243,7 +251,8 @@ class Connection:
                 f"request id {request_id!r} is already in flight; use a new id per request"))
             return
         try:
-            params_mod.check_meta(method, params)
+            if not meta_checked:
+                params_mod.check_meta(method, params)
             ctx = self._context_for(request_id, method, params, reply)
         except JsonRpcError as exc:
             reply(jsonrpc.error_response_from(request_id, exc))

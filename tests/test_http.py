@@ -749,15 +749,20 @@ def _answers(url: str) -> bool:
         return False
 
 
-def test_a_modern_context_tool_runs_on_the_executor_and_can_still_be_cancelled() -> None:
+def test_a_modern_context_tool_runs_on_the_executor_until_quick_and_can_be_cancelled(
+        monkeypatch) -> None:
     """2026-07-28: a tool that takes a Context runs on the executor's thread (no thread is
-    started for it), and closing its stream still cancels it."""
+    started for it) until it has answered quickly, then on the event loop like any quick
+    tool, its progress still streamed before its result; one that waits is never quick,
+    and closing its stream still cancels it."""
+    monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)  # a loaded machine's 2 ms
     threads = Server("where", "1")
     seen: dict[str, Any] = {}
 
     @threads.tool
     def where(ctx: Context) -> str:
-        """Name the thread this runs on."""
+        """Report progress once, then name the thread this runs on."""
+        ctx.progress(1, 1)
         return threading.current_thread().name
 
     @threads.tool
@@ -767,7 +772,14 @@ def test_a_modern_context_tool_runs_on_the_executor_and_can_still_be_cancelled()
         return "done"
 
     with HttpServerThread(threads) as served:
-        assert text_of(call(served.url, "where").json()).startswith("mcpkit-http")
+        names = []
+        for n in range(3):
+            *notes, final = messages(call(served.url, "where", progressToken=n))
+            assert [note["params"]["progressToken"] for note in notes] == [n]
+            names.append(text_of(final))
+        assert names[0].startswith("mcpkit-http_")  # an executor thread, before it was known
+        assert served.app._quick.inline(("tools/call", "where"))
+        assert not names[-1].startswith("mcpkit-http_")  # the event loop's own thread
         body, headers = modern("tools/call", {"name": "wait", "arguments": {}})
         payload = json.dumps(body).encode()
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -778,6 +790,7 @@ def test_a_modern_context_tool_runs_on_the_executor_and_can_still_be_cancelled()
             time.sleep(0.3)  # the tool is waiting now; closing the connection cancels it
         assert wait_for(lambda: "cancelled" in seen, 5)
         assert seen["cancelled"] is True
+        assert not served.app._quick.inline(("tools/call", "wait"))
 
 
 def test_a_quick_tool_slow_once_runs_inline_again_after_quick_answers(monkeypatch) -> None:

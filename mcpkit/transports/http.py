@@ -246,6 +246,10 @@ class _Outbox:
         """The next item if one is queued already, else ``_IDLE`` (no waiting)."""
         return self._items.popleft() if self._items else _IDLE
 
+    def holds(self, test: Callable[[Any], bool]) -> bool:
+        """Whether an item queued already passes ``test``."""
+        return any(test(item) for item in self._items)
+
     async def get(self, timeout: float | None = None) -> Any:
         """The next item, or ``_IDLE`` after ``timeout`` seconds without one."""
         if not self._items:
@@ -431,8 +435,10 @@ class _QuickHandlers:
     blocks is slow on the executor too, and stays there. (A handler that waits on the
     client, or for cancellation, takes a Context: in a legacy session it runs on a thread
     of its own either way, and handing it that thread is what takes no time; a 2026-07-28
-    request's runs on the executor's thread, which may wait.) This is a speed-up that
-    costs reading: without it, everything would simply go to the executor.
+    request's runs on the executor's thread, which may wait, and once it answers quickly,
+    inline like any other: its progress reports then reach the response with no thread
+    hop.) This is a speed-up that costs reading: without it, everything would simply go to
+    the executor.
     """
 
     def __init__(self, server: Server) -> None:
@@ -447,11 +453,15 @@ class _QuickHandlers:
         if not isinstance(message, dict):
             return None  # a batch: the executor
         method = message["method"]
+        if method == "tools/call":
+            registry = self._server.tools
+        elif method == "prompts/get":
+            registry = self._server.prompts
+        else:
+            return method, None
         name = (message.get("params") or {}).get("name")
-        registry = {"tools/call": self._server.tools, "prompts/get": self._server.prompts}
         # Only registered names: a client inventing names must not grow this table.
-        known = isinstance(name, str) and name in registry.get(method, ())
-        return method, name if known else None
+        return method, name if isinstance(name, str) and name in registry else None
 
     def inline(self, key: tuple[str, str | None] | None) -> bool:
         return key is not None and self._quick.get(key, False)
@@ -914,20 +924,28 @@ class McpHttpApp:
         if auth is not None and self.auth is not None:
             self.auth.check_message(auth, message)  # the scopes this very request needs
             reply = _Authorized(reply, auth)
-        if modern and connection.may_wait(message):
-            # A handler that takes a Context runs on the executor's thread, which may wait
-            # (starting a thread for it would cost more than the rest of the request).
-            self._spawn(_receive, connection, message, reply, self._quick, None, True)
-        elif self._quick.inline(key):
-            _receive(connection, message, reply, self._quick, key)
+        inline = self._quick.inline(key)
+        if modern and not inline and connection.may_wait(message):
+            # A handler that takes a Context may wait (for its cancellation, say): it runs
+            # on the executor's thread, which may (starting a thread for it would cost more
+            # than the rest of the request), until it has shown it answers quickly.
+            self._spawn(_receive, connection, message, reply, self._quick, key, True)
+        elif inline:
+            _receive(connection, message, reply, self._quick, key, modern)
             first = outbox.ready()
         else:
             self._spawn(_receive, connection, message, reply, self._quick, key)
         is_final = _final_for(message)
         answered = False
-        if first is not _IDLE and is_final(first):  # answered inline: no stream to watch
-            await _send_json(send, _status_of(first, modern), first)
-            return
+        if first is not _IDLE:
+            if is_final(first):  # answered inline: no stream to watch
+                await _send_json(send, _status_of(first, modern), first)
+                return
+            if outbox.holds(is_final):
+                # Answered inline after notifications (a progress report): all of it is
+                # queued, so the stream is written without waiting, or watching the client.
+                await self._stream(send, outbox, first, is_final, recorder)
+                return
         try:
             async with self._open(receive, outbox):
                 if first is _IDLE:
@@ -1083,12 +1101,16 @@ class McpHttpApp:
 
 def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None],
              quick: _QuickHandlers, key: tuple[str, str | None] | None,
-             may_block: bool = False) -> None:
+             modern: bool = False) -> None:
     """``connection.receive``, timed for :class:`_QuickHandlers`: a bug must not leave the
-    client waiting."""
+    client waiting. ``modern``: a 2026-07-28 request, whose envelope and ``_meta`` the
+    transport has checked, and whose handler may block this thread."""
     started = time.perf_counter()
     try:
-        connection.receive(message, reply, may_block=may_block)
+        if modern:
+            connection.receive_request(message, reply, may_block=True)
+        else:
+            connection.receive(message, reply)
     except Exception:
         log.exception("the server failed on %s", message.get("method"))
         reply(jsonrpc.error_response(message.get("id"), jsonrpc.INTERNAL_ERROR,
