@@ -32,6 +32,8 @@ A decoder keeps only the bytes of the one message it has not finished yet:
 from __future__ import annotations
 
 import json
+import json.encoder
+import json.scanner
 from collections.abc import Callable
 
 __all__ = [
@@ -67,6 +69,19 @@ _RAW_PREVIEW = 200
 # they are refused both ways: the peer's parser may well reject them, and a value we accepted
 # would be echoed back (a progress token) where we cannot encode it.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+if json.encoder.c_make_encoder is not None:  # CPython's C encoder: what encode() builds
+    # on every call, built once. No circular check (that needs a fresh table per call): a
+    # message that contains itself overflows the stack instead, and encode_ndjson's slow
+    # path names the problem.
+    def _no_default(value: object) -> object:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    _c_encoder = json.encoder.c_make_encoder(
+        None, _no_default, json.encoder.c_encode_basestring, None, ":", ",", False, False,
+        False)
+
+    def _encode(message: object) -> str:  # noqa: F811  (the same output, about 2 us sooner)
+        return "".join(_c_encoder(message, 0))
 # For the rare message holding a lone surrogate ("\ud800" arrives as a JSON escape, and JSON
 # can carry it escaped, but UTF-8 cannot carry it raw).
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
@@ -76,7 +91,21 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
 
 
-_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_decode = _decoder.decode
+_scan = json.scanner.c_make_scanner(_decoder) if json.scanner.c_make_scanner else None
+
+
+def _loads(text: str) -> object:
+    """``_decode``, without its two searches for whitespace when there is none around the
+    value (the usual message): the C scanner alone, about 1 us sooner."""
+    if _scan is None:
+        return _decode(text)
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:  # no value where the text starts: the full decoder says why
+        return _decode(text)
+    return value if end == len(text) else _decode(text)  # whitespace or more after it
 
 
 class FramingError(ValueError):

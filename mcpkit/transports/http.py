@@ -160,11 +160,10 @@ async def _send_json(send: AsgiSend, status: int, message: dict[str, Any] | list
                      headers: Iterable[tuple[str, str]] = ()) -> None:
     body = _encode(message) or encode_ndjson(jsonrpc.error_response(
         None, jsonrpc.INTERNAL_ERROR, "Internal error; the server log has the details"))
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        *((k.encode(), v.encode()) for k, v in headers),
-    ]})
+    head = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if headers:
+        head += [(k.encode(), v.encode()) for k, v in headers]
+    await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
 
 

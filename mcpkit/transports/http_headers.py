@@ -54,7 +54,7 @@ def encode_header_value(value: str | int | bool) -> str:
 
 def decode_header_value(raw: str) -> str:
     """The text a header value stands for. Raises ValueError for a broken Base64 form."""
-    match = _BASE64_FORM.fullmatch(raw)
+    match = _BASE64_FORM.fullmatch(raw) if raw.startswith("=?") else None
     if match is None:
         return raw  # without both markers the value is literal, even if it looks like Base64
     try:
