@@ -68,7 +68,8 @@ _RAW_PREVIEW = 200
 # per call, which is measurable on the hot path. NaN and Infinity are not JSON (RFC 8259), so
 # they are refused both ways: the peer's parser may well reject them, and a value we accepted
 # would be echoed back (a progress token) where we cannot encode it.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+_encode = _encode_checked = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 if json.encoder.c_make_encoder is not None:  # CPython's C encoder: what encode() builds
     # on every call, built once. No circular check (that needs a fresh table per call): a
     # message that contains itself overflows the stack instead, and encode_ndjson's slow
@@ -82,6 +83,7 @@ if json.encoder.c_make_encoder is not None:  # CPython's C encoder: what encode(
 
     def _encode(message: object) -> str:  # noqa: F811  (the same output, about 2 us sooner)
         return "".join(_c_encoder(message, 0))
+
 # For the rare message holding a lone surrogate ("\ud800" arrives as a JSON escape, and JSON
 # can carry it escaped, but UTF-8 cannot carry it raw).
 _encode_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
@@ -148,8 +150,11 @@ def encode_json(message: object) -> bytes:
     """``message`` as compact UTF-8 JSON, or :class:`UnencodableMessage` saying why not."""
     try:
         text = _encode(message)
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise UnencodableMessage(f"cannot be encoded as JSON: {exc}") from None
+    except (ValueError, TypeError, RecursionError):
+        try:  # again, with the circular check, for the reason in words
+            text = _encode_checked(message)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise UnencodableMessage(f"cannot be encoded as JSON: {exc}") from None
     try:
         return text.encode()
     except UnicodeEncodeError:

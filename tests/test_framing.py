@@ -23,6 +23,7 @@ from mcpkit.framing import (
     encode_content_length,
     encode_ndjson,
     encoder_for,
+    loads,
 )
 
 PROPERTY = settings(max_examples=200, deadline=None)
@@ -91,6 +92,37 @@ def test_encode_content_length_counts_bytes_not_characters() -> None:
 def test_encoders_refuse_nan(encode) -> None:
     with pytest.raises(ValueError):
         encode({"x": float("nan")})
+
+
+@pytest.mark.parametrize("bad", [
+    {"x": float("inf")}, {"x": object()}, {(1, 2): "a tuple key"}, [{"deep": []}, set()]])
+def test_the_fast_encoder_refuses_what_json_refuses(bad: object) -> None:
+    with pytest.raises(ValueError):
+        encode_ndjson(bad)
+
+
+def test_a_message_that_contains_itself_is_refused_not_a_crash() -> None:
+    loop: dict = {"jsonrpc": "2.0"}
+    loop["self"] = loop
+    with pytest.raises(ValueError, match="ircular"):
+        encode_ndjson(loop)
+
+
+def test_a_lone_surrogate_is_sent_escaped() -> None:
+    assert encode_ndjson({"t": "\ud800é"}) == b'{"t":"\\ud800\\u00e9"}\n'
+
+
+@pytest.mark.parametrize("text", [
+    b'{"a":1}', b' {"a":1}', b'{"a":1} ', b'\t{"a":[1,2]}\r\n', b'"s"', b"7", b"null"])
+def test_loads_matches_json_with_or_without_whitespace(text: bytes) -> None:
+    assert loads(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", [
+    b'{"a":1}x', b'{"a":1} {"b":2}', b"", b"   ", b'{"a":NaN}', b"Infinity", b"{", b"[1,]"])
+def test_loads_refuses_what_is_not_one_json_value(text: bytes) -> None:
+    with pytest.raises(InvalidJson):
+        loads(text)
 
 
 @PROPERTY
