@@ -832,3 +832,51 @@ def test_a_quick_tool_slow_once_runs_inline_again_after_quick_answers(monkeypatc
         for _ in range(12):
             assert text_of(call(served.url, "slow").json()) == "ok"
         assert not quick.inline(("tools/call", "slow"))
+
+
+def test_requests_leave_no_reference_cycles_behind(monkeypatch) -> None:
+    """What a request makes is freed when it is answered, without the cycle collector: a
+    cycle per request (a Connection and its outbox holding each other) left garbage that
+    made the collector's work grow with the load. Modern JSON and SSE answers (inline and
+    on the executor) and a legacy session's calls, through a real server."""
+    import gc
+
+    monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)  # a loaded machine's 2 ms
+    counter = Server("cycles", "1")
+
+    @counter.tool
+    def plain(text: str) -> str:
+        """Echo."""
+        return text
+
+    @counter.tool
+    def reporting(text: str, ctx: Context) -> str:
+        """Echo after a progress report."""
+        ctx.progress(1, 1)
+        return text
+
+    with HttpServerThread(counter) as served:
+        session = Legacy(served.url)
+
+        def traffic() -> None:
+            for n in range(5):
+                assert text_of(call(served.url, "plain", {"text": "a"}).json()) == "a"
+                assert text_of(messages(call(served.url, "reporting", {"text": "b"},
+                                             progressToken=n))[-1]) == "b"
+                assert text_of(session.request(
+                    "tools/call", {"name": "plain", "arguments": {"text": "c"}}).json()) == "c"
+
+        traffic()  # the first calls run on the executor; later ones inline
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            traffic()
+            gc.collect()
+            ours = [type(o).__qualname__ for o in gc.garbage
+                    if getattr(type(o), "__module__", "").startswith("mcpkit")]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+    assert ours == []
