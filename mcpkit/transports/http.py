@@ -946,7 +946,8 @@ class McpHttpApp:
                 return
             if outbox.holds(is_final):
                 # Answered inline after notifications (a progress report): all of it is
-                # queued, so the stream is written without waiting, or watching the client.
+                # queued, so the stream is written (in one write) without waiting, or
+                # watching the client.
                 await self._stream(send, outbox, first, is_final, recorder)
                 return
         try:
@@ -992,38 +993,46 @@ class McpHttpApp:
         await _start_sse(send)
         item = first
         ended = False  # the last event went out with the end of the body, in one write
+        # Events go out together when the outbox has nothing more for now: a burst (the
+        # priming event and the first message, a progress report and the result) costs one
+        # write, and nothing is held while the stream waits.
+        pending = [_with_id(event_id, payload) for event_id, payload in missed]
         try:
-            for event_id, payload in missed:
-                await _write(send, _with_id(event_id, payload))
             if recorder is not None and recorder.label == "call":
                 # (A GET stream's every event has an id: it needs no priming.)
-                await _write(send, recorder.priming(self.sse_retry_ms))
+                pending.append(recorder.priming(self.sse_retry_ms))
             while item is not _DISCONNECTED and item is not _END:
                 if item is _IDLE:
                     # A comment line: keeps proxies from timing the stream out, and lets
                     # us notice a client that went away.
-                    await _write(send, b": keepalive\n\n")
+                    pending.append(b": keepalive\n\n")
                 elif item is _BREAK:
                     if recorder is not None:
                         break
                 elif item is not None:
                     event = _sse_event(item) if recorder is None else recorder.event(item)
-                    final = is_final(item)
                     if event is not None:
-                        await send({"type": "http.response.body", "body": event,
-                                    "more_body": not final})
-                        ended = final
-                    if final:
+                        pending.append(event)
+                    if is_final(item):
+                        ended = True
+                        await send({"type": "http.response.body", "body": b"".join(pending),
+                                    "more_body": False})
                         if recorder is not None:
                             recorder.finish()
                         return item
-                item = await outbox.get(self.keepalive_s)
+                item = outbox.ready()
+                if item is _IDLE:
+                    if pending:
+                        await _write(send, b"".join(pending))
+                        pending.clear()
+                    item = await outbox.get(self.keepalive_s)
         except OSError:
             item = _DISCONNECTED
         finally:
             try:
                 if not ended:
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    await send({"type": "http.response.body", "body": b"".join(pending),
+                                "more_body": False})
             except OSError:
                 pass  # the client is gone: nothing left to end
         if recorder is not None and recorder.label == "call" and item is not _END:
