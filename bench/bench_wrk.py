@@ -53,30 +53,7 @@ from bench_http import (  # noqa: E402  (the servers and headers the Python clie
 
 PY = sys.executable
 
-FLOOR_SERVER = '''
-import json, sys
-import uvicorn
-
-async def app(scope, receive, send):
-    if scope["type"] != "http":
-        return
-    body = b""
-    while True:
-        event = await receive()
-        body += event.get("body", b"")
-        if not event.get("more_body"):
-            break
-    message = json.loads(body)
-    text = message["params"]["arguments"]["text"]
-    answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-        "content": [{"type": "text", "text": text}], "isError": False}}).encode()
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]})
-    await send({"type": "http.response.body", "body": answer})
-
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
-            http="httptools", loop="uvloop", access_log=False)
-'''
+FLOOR = Path(__file__).resolve().parent / "floor.py"  # the bare ASGI app
 
 # Every reply checked: status, the echoed text, and for SSE the progress event before it.
 LUA = r'''
@@ -132,10 +109,8 @@ def wrk_binary() -> str:
 
 def servers(folder: Path, answers: list[str]) -> dict[str, tuple[subprocess.Popen, int]]:
     """The floor, mcpkit (which answers JSON or SSE per request) and the SDK per answer kind."""
-    (folder / "floor_server.py").write_text(FLOOR_SERVER)
     port = free_port()
-    started = {"floor": (launch([PY, str(folder / "floor_server.py"), str(port)], port,
-                                "floor"), port),
+    started = {"floor": (launch([PY, str(FLOOR), str(port)], port, "floor"), port),
                "mcpkit": start("mcpkit", folder, "json")}
     for kind in answers:
         started[f"sdk-{kind}"] = start("sdk", folder, kind)

@@ -6,7 +6,7 @@ request goes through.
 
 Rows:
 
-  floor app          bench_wrk.py's floor: the body json-decoded, a JSON-RPC result written
+  floor app          bench/floor.py: the body json-decoded, a JSON-RPC result written
   mcpkit modern      a 2026-07-28 ``tools/call`` of ``echo`` (``_meta`` and mirrored headers)
   mcpkit legacy      the same call in a 2025-11-25 session (initialized first)
   headers            the HTTP checks: headers read, Host/Origin, Content-Type and Accept
@@ -37,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from floor import app as floor_app  # noqa: E402  (bench_wrk.py's floor, the same app)
 
 from mcpkit import Server, jsonrpc  # noqa: E402
 from mcpkit import params as params_mod  # noqa: E402
@@ -62,22 +65,6 @@ MODERN_HEADERS = [*BASE_HEADERS, (b"mcp-protocol-version", b"2026-07-28"),
                   (b"content-length", str(len(MODERN_BODY)).encode())]
 ROWS = ("floor app", "mcpkit modern", "mcpkit legacy", "headers", "parse",
         "envelope and meta", "connection", "encode")
-
-
-async def floor_app(scope: dict, receive: Callable, send: Callable) -> None:
-    body = b""
-    while True:
-        event = await receive()
-        body += event.get("body", b"")
-        if not event.get("more_body"):
-            break
-    message = json.loads(body)
-    text = message["params"]["arguments"]["text"]
-    answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-        "content": [{"type": "text", "text": text}], "isError": False}}).encode()
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]})
-    await send({"type": "http.response.body", "body": answer})
 
 
 def scope_of(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:

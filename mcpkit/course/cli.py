@@ -87,7 +87,7 @@ def _check(args: argparse.Namespace) -> int:
     from .build import find_root
     from .grade import check_one, format_parts
     from .progress import record_grade
-    from .workspace import Unreadable, find_lab
+    from .workspace import Unreadable, find_lab, read_copy
 
     root = find_root(args.root)
     try:
@@ -96,17 +96,18 @@ def _check(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     try:
-        lang, parts = check_one(path, root, timeout=args.timeout)
+        nb = read_copy(path)  # once: what is graded is what the record's digest describes
     except Unreadable as exc:
         print(exc, file=sys.stderr)
         return 2
+    lang, parts = check_one(path, root, timeout=args.timeout, nb=nb)
     try:
         shown = path.resolve().relative_to(root)
     except ValueError:
         shown = path
     print(f"{shown}")
     print(format_parts(path.stem, lang, parts, show_all=args.all))
-    record_grade(root, path, path.stem, lang, parts)
+    record_grade(root, path, nb, path.stem, lang, parts)
     return 0 if all(p.graded.passed == p.graded.total for p in parts) else 1
 
 

@@ -473,18 +473,21 @@ def part_names(nb: nbformat.NotebookNode) -> dict[str, str]:
     return names
 
 
-def check_one(path: Path, root: Path, timeout: int = 60) -> tuple[str, list[Part]]:
+def check_one(path: Path, root: Path, timeout: int = 60,
+              nb: nbformat.NotebookNode | None = None) -> tuple[str, list[Part]]:
     """Grade one learner's lab the way the class grader does (exercise code only, each part
     in its own sandbox process), with the notebook's own seed and cases.
 
     Returns the language read from the notebook and one :class:`Part` per graded cell.
     Setup and demo cells are not parts: only graded cells score, so a demo cell that was
     never run costs nothing. A file that is no longer a notebook raises
-    :class:`~mcpkit.course.workspace.Unreadable`.
+    :class:`~mcpkit.course.workspace.Unreadable`. ``nb``: the notebook, when the caller has
+    read it already.
     """
     from .workspace import read_copy
 
-    nb = read_copy(path)
+    if nb is None:
+        nb = read_copy(path)
     lab = nb.metadata.get("mcpkit", {}).get("source", "")
     lab = Path(lab).stem if lab else Path(path).stem
     lang = _lang_of(nb)

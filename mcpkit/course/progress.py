@@ -82,8 +82,10 @@ def load(root: Path) -> dict:
     return record if isinstance(record.get("labs"), dict) else {"labs": {}}
 
 
-def record_grade(root: Path, notebook: Path, lab: str, lang: str, parts: list) -> bool:
-    """Keep ``parts`` (:class:`mcpkit.course.grade.Part`) as the last grade of ``lab``.
+def record_grade(root: Path, notebook: Path, nb: nbformat.NotebookNode, lab: str,
+                 lang: str, parts: list) -> bool:
+    """Keep ``parts`` (:class:`mcpkit.course.grade.Part`), the grade of ``nb`` read from
+    ``notebook``, as the last grade of ``lab``.
 
     Only the learner's own copies under ``work/labs/`` are recorded (grading a solution or a
     file elsewhere is no progress); returns whether it was.
@@ -94,7 +96,7 @@ def record_grade(root: Path, notebook: Path, lab: str, lang: str, parts: list) -
     record["labs"][lab] = {
         "lang": lang, "graded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "notebook": relative_name(root, notebook),
-        "digest": digest(nbformat.read(notebook, as_version=4)),
+        "digest": digest(nb),
         "parts": [{"name": p.name, "cell": p.graded.cell_id, "earned": round(p.earned, 2),
                    "points": p.graded.points, "passed": p.graded.passed,
                    "total": p.graded.total, "status": p.graded.status} for p in parts],
