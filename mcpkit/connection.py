@@ -19,14 +19,16 @@ is modern, and anything else is malformed (-32602), except ``ping``.
 
 Threads: the transport's reader calls ``receive``. Plain tools run right there (the fast
 path: no thread hop). A tool that takes a :class:`Context` may wait on the client (legacy
-elicitation, a cancellable loop), so it runs on its own thread, and its response is sent
-from that thread. ``send`` is serialised by a lock.
+elicitation, a cancellable loop), so it runs on a thread of the connection's
+:class:`_CallThreads`, one per call running, kept for the next call when it ends, and its
+response is sent from that thread. ``send`` is serialised by a lock.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from . import content as content_mod
@@ -49,6 +51,7 @@ from .versions import (
 log = LazyLogger("mcpkit.connection")  # see mcpkit.logs
 
 CLIENT_REQUEST_TIMEOUT_S = 120.0
+CALL_THREAD_IDLE_S = 30.0  # how long a call thread waits for the next call before it ends
 
 # Methods that exist only in one era.
 _LEGACY_ONLY = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe",
@@ -83,7 +86,7 @@ class Connection:
         # Requests we sent to the client (legacy era), by id.
         self._outgoing: dict[int, _Waiter] = {}
         self._next_id = itertools.count(1)
-        self._threads: set[threading.Thread] = set()
+        self._calls = _CallThreads()
         self._state_lock = threading.Lock()
         # OpenTelemetry, if the application uses it (mcpkit.tracing): a SERVER span per
         # request served; "http" set by the HTTP transport, for the spans' attributes.
@@ -280,10 +283,7 @@ class Connection:
             # requests to the client; cancellation comes from the transport): no thread.
             self._serve_on_thread(ctx)
             return
-        thread = threading.Thread(target=self._serve_on_thread, args=(ctx,), daemon=True,
-                                  name=f"mcpkit-call-{request_id}")
-        self._threads.add(thread)
-        thread.start()
+        self._calls.run(self._serve_on_thread, ctx)
 
     def may_wait(self, message: Any) -> bool:
         """Whether a request not checked yet names a handler that takes a Context (see
@@ -402,7 +402,7 @@ class Connection:
         ctx._send(self._run(ctx))
 
     def _serve_on_thread(self, ctx: Context) -> None:
-        """Run one request that may wait, on its own thread (or a caller's that may block):
+        """Run one request that may wait, on a call thread (or a caller's that may block):
         it may be cancelled, and is tracked till done."""
         try:
             response = self._run(ctx)
@@ -413,7 +413,6 @@ class Connection:
         finally:
             with self._state_lock:
                 self.in_flight.pop(ctx.request_id, None)
-                self._threads.discard(threading.current_thread())
         if ctx.cancelled.is_set():
             return  # the spec: no response to a cancelled request
         ctx._send(response)
@@ -580,22 +579,94 @@ class Connection:
     def idle(self) -> bool:
         """No call running on a thread and no request to the client waiting: closing now
         has nothing to wait for."""
-        return not self._threads and not self._outgoing
+        return not self._calls.busy and not self._outgoing
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop: cancel calls in flight, fail our pending requests, wait for call threads."""
         with self._state_lock:
             waiters = list(self._outgoing.values())
             contexts = list(self.in_flight.values())
-            threads = list(self._threads)
         for ctx in contexts:
             ctx.cancelled.set()
         for waiter in waiters:
             waiter.event.set()
-        for thread in threads:
-            thread.join(timeout)
+        self._calls.close(timeout)
         self.closed = True
         self.server._forget(self)
+
+
+class _CallThreads:
+    """The threads of a connection's calls that may wait (handlers that take a Context).
+
+    Starting a thread costs about as much as the rest of a small request, so a thread whose
+    call has ended waits :data:`CALL_THREAD_IDLE_S` for the next one before it ends. The
+    number is not bounded: a call may wait minutes for the client (a legacy elicitation),
+    and the next call must not wait behind it. ``close`` ends the idle threads at once and
+    waits for the busy ones, which end when their call does.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Slot] = []
+        self._threads: set[threading.Thread] = set()
+        self._closed = False
+
+    @property
+    def busy(self) -> bool:
+        return len(self._threads) > len(self._idle)
+
+    def run(self, work: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            if self._idle:
+                slot = self._idle.pop()
+                slot.work = (work, args)
+                slot.ready.set()
+                return
+            slot = _Slot((work, args))
+            thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
+                                      name="mcpkit-call")
+            self._threads.add(thread)
+        thread.start()
+
+    def _serve(self, slot: _Slot) -> None:
+        try:
+            while slot.work is not None:
+                work, args = slot.work
+                slot.work = None
+                work(*args)
+                with self._lock:
+                    if self._closed:
+                        return
+                    slot.ready.clear()
+                    self._idle.append(slot)
+                if not slot.ready.wait(CALL_THREAD_IDLE_S):
+                    with self._lock:
+                        if slot in self._idle:  # else run() handed it a call just now
+                            self._idle.remove(slot)
+                            return
+        finally:
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def close(self, timeout: float) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            threads = self._threads - {threading.current_thread()}  # (a call may close)
+        for slot in idle:
+            slot.ready.set()  # with no work: the thread ends
+        for thread in threads:
+            thread.join(timeout)
+
+
+class _Slot:
+    """What a call thread runs next; ``ready`` wakes it when it is idle."""
+
+    __slots__ = ("work", "ready")
+
+    def __init__(self, work: tuple[Callable[..., None], tuple[Any, ...]] | None) -> None:
+        self.work = work
+        self.ready = threading.Event()
 
 
 class _Listen:

@@ -5,12 +5,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import queue
+import threading
+import time
 from typing import Annotated, Literal, TypedDict
 
 import pytest
-from conftest import SPEC, validate
+from conftest import SPEC, modern_meta, validate
 
+from mcpkit import connection as connection_mod
 from mcpkit import framing, jsonrpc
+from mcpkit.context import Context
 from mcpkit.dispatch import Dispatcher
 from mcpkit.schema import SchemaError, function_schema, return_schema, type_schema
 from mcpkit.server import Server
@@ -167,6 +172,70 @@ def test_structured_output_and_runtime_registration():
     conn.receive({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
     assert out[-1]["error"]["code"] == -32601  # no tools left: the feature is gone
     conn.close()
+
+
+def _threads_gone(before: set[threading.Thread], within: float = 10.0) -> set[threading.Thread]:
+    """The threads started since ``before`` that are still alive after ``within`` s."""
+    deadline = time.monotonic() + within
+    while (left := set(threading.enumerate()) - before) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return left
+
+
+def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_connection(
+        monkeypatch):
+    """A tool that takes a Context runs on a call thread, not the reader's: one that has
+    ended serves the next call (starting one costs as much as a small request), calls that
+    wait do not hold up the next one, and no thread outlives the connection or its idle
+    time."""
+    server = Server("s")
+    release = threading.Event()
+    ran_on: dict[int, threading.Thread] = {}  # request id -> the thread that ran it
+
+    @server.tool
+    def where(ctx: Context, wait: bool = False) -> str:
+        ran_on[ctx.request_id] = threading.current_thread()
+        if wait and not release.wait(10):
+            raise RuntimeError("never released")
+        return "ok"
+
+    before = set(threading.enumerate())
+    answers: queue.Queue = queue.Queue()
+    conn = server.connect(answers.put)
+    ids = iter(range(1, 100))
+
+    def call(wait: bool = False) -> int:
+        request_id = next(ids)
+        conn.receive({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {
+            "name": "where", "arguments": {"wait": wait}, "_meta": modern_meta()}})
+        return request_id
+
+    def answered() -> int:
+        message = answers.get(timeout=10)
+        assert message["result"]["content"][0]["text"] == "ok"
+        return message["id"]
+
+    for _ in range(3):
+        assert call() == answered()
+    assert ran_on[1] is ran_on[2] is ran_on[3], "a new thread per call"
+    assert ran_on[1] is not threading.current_thread()  # not the reader's
+
+    waiting = [call(wait=True), call(wait=True)]
+    quick = call()
+    assert answered() == quick  # answered while the two others wait
+    release.set()
+    assert sorted(answered() for _ in waiting) == waiting
+    assert conn.idle
+    conn.close()
+    assert not _threads_gone(before), "call threads outlived the connection"
+
+    monkeypatch.setattr(connection_mod, "CALL_THREAD_IDLE_S", 0.05)
+    conn = server.connect(answers.put)
+    assert call() == answered()
+    assert not _threads_gone(before), "an idle call thread did not end on its own"
+    assert call() == answered()  # a new thread for the next call, then
+    conn.close()
+    assert not _threads_gone(before)
 
 
 # -- the specification's example messages -----------------------------------------------
