@@ -86,7 +86,7 @@ class Connection:
         # Requests we sent to the client (legacy era), by id.
         self._outgoing: dict[int, _Waiter] = {}
         self._next_id = itertools.count(1)
-        self._calls = _CallThreads()
+        self._calls: _CallThreads | None = None  # made for the first call that may wait
         self._state_lock = threading.Lock()
         # OpenTelemetry, if the application uses it (mcpkit.tracing): a SERVER span per
         # request served; "http" set by the HTTP transport, for the spans' attributes.
@@ -278,12 +278,15 @@ class Connection:
         ctx.cancelled = threading.Event()
         with self._state_lock:
             self.in_flight[request_id] = ctx
+            if self._calls is None:
+                self._calls = _CallThreads()
+            calls = self._calls
         if may_block and ctx.era == "modern":
             # A modern request waits on nothing this connection could receive later (no
             # requests to the client; cancellation comes from the transport): no thread.
             self._serve_on_thread(ctx)
             return
-        self._calls.run(self._serve_on_thread, ctx)
+        calls.run(self._serve_on_thread, ctx)
 
     def may_wait(self, message: Any) -> bool:
         """Whether a request not checked yet names a handler that takes a Context (see
@@ -579,7 +582,7 @@ class Connection:
     def idle(self) -> bool:
         """No call running on a thread and no request to the client waiting: closing now
         has nothing to wait for."""
-        return not self._calls.busy and not self._outgoing
+        return not (self._calls and self._calls.busy) and not self._outgoing
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop: cancel calls in flight, fail our pending requests, wait for call threads."""
@@ -590,7 +593,8 @@ class Connection:
             ctx.cancelled.set()
         for waiter in waiters:
             waiter.event.set()
-        self._calls.close(timeout)
+        if self._calls is not None:
+            self._calls.close(timeout)
         self.closed = True
         self.server._forget(self)
 

@@ -85,6 +85,7 @@ from .framing import (
     FramingError,
     MessageTooLarge,
     decoder_for,
+    encode_json,
     encoder_for,
 )
 from .jsonrpc import JsonRpcError
@@ -108,8 +109,6 @@ DEFAULT_MAX_ROUNDS = 10
 MAX_PAGES = 1000
 _JUNK_WARNINGS = 5  # warn about this many bad stdout lines, then only log at debug
 USE_DEFAULT: Any = object()  # "the session's default timeout"
-# The same encoder as mcpkit.framing's: compact, UTF-8, no NaN.
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 # list kind -> (method, result key, the capability that announces changes)
 LISTS = {
@@ -538,7 +537,7 @@ class ClientSession:
         self._behind: set[int] = set()
         self.dead: ConnectionClosed | None = None  # why the session ended, once it has
         self._base_meta: dict[str, Any] | None = None  # set in the modern era only
-        self._meta_json: str | None = None  # _base_meta, encoded
+        self._meta_json: bytes | None = None  # _base_meta, encoded
         self._cache: dict[str, tuple[list[dict[str, Any]], float]] = {}
         self._generation = dict.fromkeys(LISTS, 0)  # a list_changed during a fetch wins
         self._ever_fetched: set[str] = set()  # kinds to re-fetch when they change
@@ -597,11 +596,11 @@ class ClientSession:
         request_id, method, params, on_progress, _, stamp, _ = call
         if meta_json is None or not stamp or on_progress is not None or "_meta" in params:
             return self.encode_message(self.message(call))
-        encoded = _dumps(params)
-        params_json = ('{"_meta":' + meta_json + "}" if encoded == "{}"
-                       else encoded[:-1] + ',"_meta":' + meta_json + "}")
-        body = (f'{{"jsonrpc":"2.0","id":{request_id},"method":{_dumps(method)},'
-                f'"params":{params_json}}}').encode()
+        encoded = encode_json(params)  # (framing's encoder: about 2 us less than json's)
+        params_json = (b'{"_meta":' + meta_json + b"}" if encoded == b"{}"
+                       else encoded[:-1] + b',"_meta":' + meta_json + b"}")
+        body = b'{"jsonrpc":"2.0","id":%d,"method":%b,"params":%b}' % (
+            request_id, encode_json(method), params_json)
         if self.framing == "ndjson":
             return body + b"\n"
         return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
@@ -775,7 +774,7 @@ class ClientSession:
 
     def _set_base_meta(self, version: str) -> None:
         meta = self._meta_for(version)
-        self._meta_json = _dumps(meta)
+        self._meta_json = encode_json(meta)
         self._base_meta = meta
 
     def _capabilities(self, era: str) -> dict[str, Any]:

@@ -68,6 +68,21 @@ def test_probe_finds_a_modern_server_and_every_feature_works():
         c.ping()
 
 
+@pytest.mark.parametrize("version", ERAS)
+def test_arguments_json_cannot_carry_are_refused_before_sending_and_the_session_goes_on(
+        version):
+    """What JSON cannot carry (NaN, an object of no JSON type) is refused by the client with
+    the reason, nothing is sent, and the next call works; text JSON can carry escaped (a lone
+    surrogate, a newline) reaches the tool whole, in both eras."""
+    with kit(version=version) as c:
+        for bad, reason in ((float("nan"), "Out of range float"),
+                            (object(), "not JSON serializable")):
+            with pytest.raises(ValueError, match=reason):
+                c.call_tool("echo", {"text": bad})
+        for text in ("a\ud800b", "two\nlines", "ünï ✓"):
+            assert result_text(c.call_tool("echo", {"text": text})) == text
+
+
 @pytest.mark.parametrize("version", ["legacy", "2025-06-18", "2024-11-05"])
 def test_forced_legacy_revision_uses_initialize(version):
     with kit(version=version) as c:

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import httpx
 
-from ..framing import DEFAULT_MAX_MESSAGE_SIZE
+from ..framing import DEFAULT_MAX_MESSAGE_SIZE, encode_json
 from ..versions import META_PROTOCOL_VERSION
 from .http_headers import H_METHOD, H_NAME, H_SESSION, H_VERSION, NAME_FIELDS, encode_header_value
 
@@ -99,9 +99,6 @@ _EXCERPT = 300
 # JSON-RPC errors that 2026-07-28 servers answer with HTTP 400 or 404: header mismatch,
 # missing client capability, unsupported version, method not found.
 _SPEC_CODES = frozenset({-32020, -32021, -32022, -32601})
-
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-
 
 class HttpFailure(Exception):
     """An exchange that produced no JSON-RPC answer. ``status`` is the HTTP status if there
@@ -525,8 +522,11 @@ class HttpTransport:
         assert self._http is not None
         request_id = message.get("id") if "method" in message else None
         method = message.get("method") or "a response"
-        headers = self._headers_for(message)
-        body = _dumps(message).encode()
+        try:
+            body = encode_json(message)
+            headers = self._headers_for(message)
+        except ValueError as exc:  # the caller's arguments cannot travel: nothing is sent
+            raise HttpFailure(f"{method}: not sent: {exc}") from None
         try:
             refused: int | None = None  # the status the last authorization answered
             for attempt in range(MAX_AUTH_RETRIES + 1):

@@ -39,7 +39,7 @@ def encode_header_value(value: str | int | bool) -> str:
 
     Integers are decimal, booleans ``true``/``false``; text that is not plain printable
     ASCII, has leading or trailing blanks, or itself looks encoded goes as
-    ``=?base64?...?=`` (Base64 of its UTF-8 bytes).
+    ``=?base64?...?=`` (Base64 of its UTF-8 bytes). ValueError for text UTF-8 cannot carry.
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -49,7 +49,12 @@ def encode_header_value(value: str | int | bool) -> str:
              and not _BASE64_FORM.fullmatch(value))
     if plain:
         return value
-    return "=?base64?" + base64.b64encode(value.encode()).decode("ascii") + "?="
+    try:
+        data = value.encode()
+    except UnicodeEncodeError:  # JSON can escape a lone surrogate; UTF-8 has no form for it
+        raise ValueError(f"{value!r} holds a lone surrogate, which a header (Mcp-Name, "
+                         "Mcp-Param-*) cannot carry") from None
+    return "=?base64?" + base64.b64encode(data).decode("ascii") + "?="
 
 
 def decode_header_value(raw: str) -> str:
