@@ -213,6 +213,30 @@ def test_http_a_slow_request_head_is_cut_off(http_server, monkeypatch):
         assert time.monotonic() - started < 9
 
 
+def test_http_the_head_deadline_is_per_request_on_a_kept_alive_connection(http_server,
+                                                                          monkeypatch):
+    """Requests that each send their head at once keep a connection open for longer than
+    the deadline; then a head that stops half-way is cut off all the same."""
+    monkeypatch.setattr(http_protocol, "HEAD_TIMEOUT_S", 0.5)
+    request = b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"  # 405: no session
+    with socket.create_connection((http_server.host, http_server.port), timeout=10) as sock:
+        started = time.monotonic()
+        for _ in range(4):  # 1.2 s in all, more than twice the deadline
+            sock.sendall(request)
+            reply = b""
+            while b"\r\n\r\n" not in reply or not reply.endswith(b"}\n"):
+                chunk = sock.recv(4096)
+                assert chunk, "the connection was closed between complete requests"
+                reply += chunk
+            assert reply.startswith(b"HTTP/1.1 405"), reply[:100]
+            time.sleep(0.3)
+        assert time.monotonic() - started > 1.0
+        sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: 1")  # and then nothing
+        cut = time.monotonic()
+        assert sock.recv(1024) == b""  # closed by the server, not by our 10 s timeout
+        assert time.monotonic() - cut < 9
+
+
 def test_http_a_slow_body_gets_408(http_server):
     with socket.create_connection((http_server.host, http_server.port), timeout=10) as sock:
         sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
@@ -223,6 +247,35 @@ def test_http_a_slow_body_gets_408(http_server):
             assert chunk, "closed without an answer"
             reply += chunk
     assert reply.startswith(b"HTTP/1.1 408")
+
+
+def test_http_each_slow_body_gets_408_at_its_own_deadline(http_server):
+    """Bodies that stop half-way, started at different times, are each cut off a body
+    timeout (1 s here) after their own start, not sooner; requests in between are served."""
+    head = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+            b"\r\nAccept: " + ACCEPT.encode() + b"\r\nContent-Length: 100\r\n\r\n{")
+    socks, started = [], []
+    try:
+        for _ in range(3):
+            sock = socket.create_connection((http_server.host, http_server.port), timeout=10)
+            socks.append(sock)
+            sock.sendall(head)
+            started.append(time.monotonic())
+            body, headers = _modern_body("tools/list", {})
+            quick = httpx.post(http_server.url, content=body, headers=headers, timeout=10)
+            assert quick.status_code == 200, quick.text
+            time.sleep(0.3)
+        for sock, began in zip(socks, started, strict=True):
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                chunk = sock.recv(4096)
+                assert chunk, "closed without an answer"
+                reply += chunk
+            assert reply.startswith(b"HTTP/1.1 408"), reply[:100]
+            assert 0.9 < time.monotonic() - began < 9
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def _initialize(url: str) -> str:
