@@ -596,6 +596,9 @@ class Client(Front):
         except (OSError, RuntimeError):
             session.withdraw(call.id)
             raise self._closed_error(call.method) from None
+        except BaseException:  # the message cannot be encoded: nothing was sent
+            session.withdraw(call.id)
+            raise
         return pending
 
     def _write_budget(self, timeout: float | None) -> float:

@@ -26,6 +26,7 @@ response is sent from that thread. ``send`` is serialised by a lock.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import threading
 from collections.abc import Callable
@@ -140,7 +141,7 @@ class Connection:
         (progress, log messages, a listen stream); by default the connection's ``send``.
         HTTP gives each POST its own. ``may_block``: the caller's thread may wait as long as
         the handler does (HTTP's executor, for a 2026-07-28 request), so a handler that
-        takes a Context runs right here rather than on a thread started for it.
+        takes a Context runs right here rather than on one of the connection's call threads.
         """
         reply = reply or self.send
         try:
@@ -276,16 +277,18 @@ class Connection:
         # Only a call on its own thread can be cancelled: an inline one is over before the
         # reader could read the cancellation. So only these pay for an Event.
         ctx.cancelled = threading.Event()
+        if may_block and ctx.era == "modern":
+            # A modern request waits on nothing this connection could receive later (no
+            # requests to the client; cancellation comes from the transport): no thread.
+            with self._state_lock:
+                self.in_flight[request_id] = ctx
+            self._serve_on_thread(ctx)
+            return
         with self._state_lock:
             self.in_flight[request_id] = ctx
             if self._calls is None:
                 self._calls = _CallThreads()
             calls = self._calls
-        if may_block and ctx.era == "modern":
-            # A modern request waits on nothing this connection could receive later (no
-            # requests to the client; cancellation comes from the transport): no thread.
-            self._serve_on_thread(ctx)
-            return
         calls.run(self._serve_on_thread, ctx)
 
     def may_wait(self, message: Any) -> bool:
@@ -580,8 +583,8 @@ class Connection:
 
     @property
     def idle(self) -> bool:
-        """No call running on a thread and no request to the client waiting: closing now
-        has nothing to wait for."""
+        """No call thread busy (running a call, or sending its answer) and no request to
+        the client waiting: closing now has nothing to wait for."""
         return not (self._calls and self._calls.busy) and not self._outgoing
 
     def close(self, timeout: float = 5.0) -> None:
@@ -589,12 +592,13 @@ class Connection:
         with self._state_lock:
             waiters = list(self._outgoing.values())
             contexts = list(self.in_flight.values())
+            calls = self._calls
         for ctx in contexts:
             ctx.cancelled.set()
         for waiter in waiters:
             waiter.event.set()
-        if self._calls is not None:
-            self._calls.close(timeout)
+        if calls is not None:
+            calls.close(timeout)
         self.closed = True
         self.server._forget(self)
 
@@ -637,7 +641,10 @@ class _CallThreads:
             while slot.work is not None:
                 work, args = slot.work
                 slot.work = None
-                work(*args)
+                # A fresh context per call, as a new thread would have: a context variable
+                # one handler set must not show up in the next one's call.
+                contextvars.Context().run(work, *args)
+                del work, args  # an idle thread must not keep its last call's objects alive
                 with self._lock:
                     if self._closed:
                         return

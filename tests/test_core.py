@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
+import gc
 import json
 import logging
 import queue
 import threading
 import time
+import weakref
 from typing import Annotated, Literal, TypedDict
 
 import pytest
-from conftest import SPEC, modern_meta, validate
+from conftest import SPEC, modern_meta, validate, wait_until
 
 from mcpkit import connection as connection_mod
 from mcpkit import framing, jsonrpc
@@ -185,16 +188,22 @@ def _threads_gone(before: set[threading.Thread], within: float = 10.0) -> set[th
 def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_connection(
         monkeypatch):
     """A tool that takes a Context runs on a call thread, not the reader's: one that has
-    ended serves the next call (starting one costs as much as a small request), calls that
-    wait do not hold up the next one, and no thread outlives the connection or its idle
-    time."""
+    ended serves the next call (starting one costs as much as a small request), in a fresh
+    context and holding nothing of the last call; calls that wait do not hold up the next
+    one, and no thread outlives the connection or its idle time."""
     server = Server("s")
     release = threading.Event()
     ran_on: dict[int, threading.Thread] = {}  # request id -> the thread that ran it
+    contexts: list[weakref.ref] = []
+    leftover = contextvars.ContextVar("leftover", default="unset")
+    seen: list[str] = []
 
     @server.tool
     def where(ctx: Context, wait: bool = False) -> str:
         ran_on[ctx.request_id] = threading.current_thread()
+        contexts.append(weakref.ref(ctx))
+        seen.append(leftover.get())
+        leftover.set(f"set by call {ctx.request_id}")
         if wait and not release.wait(10):
             raise RuntimeError("never released")
         return "ok"
@@ -217,15 +226,20 @@ def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_con
 
     for _ in range(3):
         assert call() == answered()
+        # (A call thread is busy until it has sent the answer and is idle again.)
+        assert wait_until(lambda: conn.idle)
     assert ran_on[1] is ran_on[2] is ran_on[3], "a new thread per call"
     assert ran_on[1] is not threading.current_thread()  # not the reader's
+    assert seen == ["unset"] * 3, "a context variable of one call showed up in the next"
+    gc.collect()
+    assert [ref() for ref in contexts] == [None] * 3, "an idle thread keeps its last call"
 
     waiting = [call(wait=True), call(wait=True)]
     quick = call()
     assert answered() == quick  # answered while the two others wait
     release.set()
     assert sorted(answered() for _ in waiting) == waiting
-    assert conn.idle
+    assert wait_until(lambda: conn.idle)
     conn.close()
     assert not _threads_gone(before), "call threads outlived the connection"
 
@@ -233,6 +247,7 @@ def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_con
     conn = server.connect(answers.put)
     assert call() == answered()
     assert not _threads_gone(before), "an idle call thread did not end on its own"
+    assert conn.idle
     assert call() == answered()  # a new thread for the next call, then
     conn.close()
     assert not _threads_gone(before)

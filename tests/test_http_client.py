@@ -589,12 +589,13 @@ def test_cancel_reaches_the_tool(kit_http, version):
 
 @pytest.mark.parametrize("version", ERAS)
 def test_arguments_json_cannot_carry_fail_that_call_only(kit_http, version, caplog):
-    """NaN or an object of no JSON type: that call fails saying why (not as a bug of the
-    transport, with a traceback in the log), and the next call works."""
+    """NaN or an object of no JSON type: that call is refused before anything is sent,
+    saying why, as over stdio (a ValueError; not an error of the transport with a traceback
+    in the log), and the next call works."""
     with Client(url=kit_http.url, version=version) as c:
         for bad, reason in ((float("nan"), "Out of range float"),
                             (object(), "not JSON serializable")):
-            with pytest.raises(HttpError, match=f"cannot be encoded as JSON: .*{reason}"):
+            with pytest.raises(ValueError, match=f"cannot be encoded as JSON: .*{reason}"):
                 c.call_tool("routed", {"region": bad}, timeout=10)
         # The body carries a lone surrogate escaped; 2026-07-28's Mcp-Param-Region header
         # cannot (a legacy session has no such header).

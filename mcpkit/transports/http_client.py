@@ -100,6 +100,7 @@ _EXCERPT = 300
 # missing client capability, unsupported version, method not found.
 _SPEC_CODES = frozenset({-32020, -32021, -32022, -32601})
 
+
 class HttpFailure(Exception):
     """An exchange that produced no JSON-RPC answer. ``status`` is the HTTP status if there
     was one; ``fatal`` means the whole session is gone (server unreachable, session ended)."""
@@ -421,9 +422,12 @@ class HttpTransport:
 
     def send(self, message: dict[str, Any]) -> None:
         """POST a request in the background: its answer goes to ``on_message``, a failure
-        to ``on_failure``. Raises RuntimeError once the transport is closed."""
+        to ``on_failure``. Raises RuntimeError once the transport is closed, and
+        :class:`~mcpkit.framing.UnencodableMessage` (nothing sent) for a message JSON
+        cannot carry, as the stdio transport does."""
         request_id = message.get("id")
-        future = self._submit(self._background(request_id, self._exchange(message)))
+        body = encode_json(message)
+        future = self._submit(self._background(request_id, self._exchange(message, body)))
         self._futures[request_id] = future
 
         def forget(done: concurrent.futures.Future[None]) -> None:
@@ -437,14 +441,14 @@ class HttpTransport:
     def post(self, message: dict[str, Any], timeout: float | None = 30.0) -> None:
         """POST a notification or a response and wait until the server accepts it.
         Raises :class:`HttpFailure` or TimeoutError."""
-        self._wait(self._exchange(message), timeout)
+        self._wait(self._exchange(message, encode_json(message)), timeout)
 
     async def apost(self, message: dict[str, Any], timeout: float | None = 30.0) -> None:
         """:meth:`post`, awaited on the transport's own loop (the caller's)."""
         if self._closed:
             raise RuntimeError("the HTTP transport is closed")
         try:
-            await asyncio.wait_for(self._exchange(message), timeout)
+            await asyncio.wait_for(self._exchange(message, encode_json(message)), timeout)
         except TimeoutError:
             raise TimeoutError(f"no answer from {self.url} in {timeout:g} s") from None
 
@@ -517,15 +521,15 @@ class HttpTransport:
 
     # -- one exchange --------------------------------------------------------------------
 
-    async def _exchange(self, message: dict[str, Any]) -> None:
-        """POST ``message`` and deliver its answer. Raises :class:`HttpFailure`."""
+    async def _exchange(self, message: dict[str, Any], body: bytes) -> None:
+        """POST ``message`` (``body``, encoded by the caller) and deliver its answer.
+        Raises :class:`HttpFailure`."""
         assert self._http is not None
         request_id = message.get("id") if "method" in message else None
         method = message.get("method") or "a response"
         try:
-            body = encode_json(message)
             headers = self._headers_for(message)
-        except ValueError as exc:  # the caller's arguments cannot travel: nothing is sent
+        except ValueError as exc:  # a value a header cannot carry: nothing is sent
             raise HttpFailure(f"{method}: not sent: {exc}") from None
         try:
             refused: int | None = None  # the status the last authorization answered
