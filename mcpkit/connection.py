@@ -87,7 +87,7 @@ class Connection:
         # Requests we sent to the client (legacy era), by id.
         self._outgoing: dict[int, _Waiter] = {}
         self._next_id = itertools.count(1)
-        self._calls: _CallThreads | None = None  # made for the first call that may wait
+        self._calls: _CallThreads | None = None  # see _call_threads
         self._state_lock = threading.Lock()
         # OpenTelemetry, if the application uses it (mcpkit.tracing): a SERVER span per
         # request served; "http" set by the HTTP transport, for the spans' attributes.
@@ -277,19 +277,21 @@ class Connection:
         # Only a call on its own thread can be cancelled: an inline one is over before the
         # reader could read the cancellation. So only these pay for an Event.
         ctx.cancelled = threading.Event()
+        with self._state_lock:
+            self.in_flight[request_id] = ctx
         if may_block and ctx.era == "modern":
             # A modern request waits on nothing this connection could receive later (no
             # requests to the client; cancellation comes from the transport): no thread.
-            with self._state_lock:
-                self.in_flight[request_id] = ctx
             self._serve_on_thread(ctx)
             return
+        self._call_threads().run(self._serve_on_thread, ctx)
+
+    def _call_threads(self) -> _CallThreads:
+        """The connection's call threads, made for the first call that may wait."""
         with self._state_lock:
-            self.in_flight[request_id] = ctx
             if self._calls is None:
                 self._calls = _CallThreads()
-            calls = self._calls
-        calls.run(self._serve_on_thread, ctx)
+            return self._calls
 
     def may_wait(self, message: Any) -> bool:
         """Whether a request not checked yet names a handler that takes a Context (see

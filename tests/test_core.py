@@ -9,7 +9,6 @@ import json
 import logging
 import queue
 import threading
-import time
 import weakref
 from typing import Annotated, Literal, TypedDict
 
@@ -177,14 +176,6 @@ def test_structured_output_and_runtime_registration():
     conn.close()
 
 
-def _threads_gone(before: set[threading.Thread], within: float = 10.0) -> set[threading.Thread]:
-    """The threads started since ``before`` that are still alive after ``within`` s."""
-    deadline = time.monotonic() + within
-    while (left := set(threading.enumerate()) - before) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return left
-
-
 def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_connection(
         monkeypatch):
     """A tool that takes a Context runs on a call thread, not the reader's: one that has
@@ -241,16 +232,18 @@ def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_con
     assert sorted(answered() for _ in waiting) == waiting
     assert wait_until(lambda: conn.idle)
     conn.close()
-    assert not _threads_gone(before), "call threads outlived the connection"
+    assert wait_until(lambda: set(threading.enumerate()) <= before, 10), \
+        "call threads outlived the connection"
 
     monkeypatch.setattr(connection_mod, "CALL_THREAD_IDLE_S", 0.05)
     conn = server.connect(answers.put)
     assert call() == answered()
-    assert not _threads_gone(before), "an idle call thread did not end on its own"
+    assert wait_until(lambda: set(threading.enumerate()) <= before, 10), \
+        "an idle call thread did not end on its own"
     assert conn.idle
     assert call() == answered()  # a new thread for the next call, then
     conn.close()
-    assert not _threads_gone(before)
+    assert wait_until(lambda: set(threading.enumerate()) <= before, 10)
 
 
 # -- the specification's example messages -----------------------------------------------
