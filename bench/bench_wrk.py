@@ -15,6 +15,10 @@ Rows:
 
   floor           a bare ASGI app on the same stack (uvicorn with httptools and uvloop): the
                   body read and json-decoded, a JSON-RPC result with the text written. No MCP.
+  floor, mcpkit's protocol
+                  the same app on the uvicorn protocol mcpkit serves with (its deadlines, its
+                  writes batched while other requests are in progress): what that protocol
+                  alone is worth. Ratios "vs floor" are against the first floor row.
   mcpkit legacy   a 2025-11-25 session (initialize first, then Mcp-Session-Id on each call)
   mcpkit modern   2026-07-28 stateless requests (``_meta`` and the mirrored headers)
   SDK legacy      the SDK's MCPServer (``mcp`` 2.3.0), streamable HTTP, a 2025-11-25 session
@@ -110,7 +114,10 @@ def wrk_binary() -> str:
 def servers(folder: Path, answers: list[str]) -> dict[str, tuple[subprocess.Popen, int]]:
     """The floor, mcpkit (which answers JSON or SSE per request) and the SDK per answer kind."""
     port = free_port()
+    batched = free_port()
     started = {"floor": (launch([PY, str(FLOOR), str(port)], port, "floor"), port),
+               "floor-batched": (launch([PY, str(FLOOR), str(batched), "--mcpkit-protocol"],
+                                        batched, "floor, mcpkit's protocol"), batched),
                "mcpkit": start("mcpkit", folder, "json")}
     for kind in answers:
         started[f"sdk-{kind}"] = start("sdk", folder, kind)
@@ -175,11 +182,13 @@ def main() -> None:
                 for answers in answer_kinds:
                     sse = answers == "sse"
                     for n in connections:
-                        plan = [("floor", "floor", False)] if not sse else []
+                        plan = [("floor", "floor", False), ("floor", "batched", False)] \
+                            if not sse else []
                         plan += [(kind, era, era == "modern") for kind in ("mcpkit", "sdk")
                                  for era in ("legacy", "modern")]
                         for kind, era, modern in plan:
-                            key = "floor" if kind == "floor" else (
+                            key = ("floor-batched" if era == "batched" else "floor") \
+                                if kind == "floor" else (
                                 "mcpkit" if kind == "mcpkit" else f"sdk-{answers}")
                             proc, port = running[key]
                             headers = (session_headers(port, modern, sse) if kind != "floor"
@@ -207,8 +216,8 @@ def main() -> None:
     for answers in answer_kinds:
         for n in connections:
             floor = rows.get((answers, "floor floor", n))
-            for name in ("floor floor", "mcpkit legacy", "mcpkit modern", "sdk legacy",
-                         "sdk modern"):
+            for name in ("floor floor", "floor batched", "mcpkit legacy", "mcpkit modern",
+                         "sdk legacy", "sdk modern"):
                 mine = rows.get((answers, name, n))
                 if mine is None:
                     continue
@@ -216,7 +225,9 @@ def main() -> None:
                 sdk = rows.get((answers, f"sdk {name.split()[1]}", n))
                 vs_sdk = (f"{ratio(mine, sdk):.1f}x"
                           if sdk and not name.startswith(("sdk", "floor")) else "-")
-                print(f"| {answers.upper()} | {n} | {name.replace('floor floor', 'floor')} | "
+                label = {"floor floor": "floor",
+                         "floor batched": "floor, mcpkit's protocol"}.get(name, name)
+                print(f"| {answers.upper()} | {n} | {label} | "
                       f"{fmt([r[0] for r in mine])} | {vs_floor} | {vs_sdk} | "
                       f"{fmt([r[1] for r in mine])} | {sum(r[2] for r in mine)} |")
 

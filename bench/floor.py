@@ -2,9 +2,11 @@
 uvloop, no access log) that reads the body, ``json.loads`` it and writes a JSON-RPC result
 carrying the text. No MCP: what Python and uvicorn cost anyway.
 
-    python bench/floor.py PORT
+    python bench/floor.py PORT [--mcpkit-protocol]
 
-``bench_wrk.py`` serves it; ``profile_http.py`` calls ``app`` in a loop.
+``bench_wrk.py`` serves it; ``profile_http.py`` calls ``app`` in a loop. With
+``--mcpkit-protocol`` it runs on the uvicorn protocol mcpkit serves with (its deadlines, and
+its writes batched under load): what that protocol gives an app that does no MCP at all.
 """
 
 from __future__ import annotations
@@ -37,5 +39,11 @@ async def app(scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, A
 if __name__ == "__main__":
     import uvicorn
 
+    protocol = "httptools"
+    if "--mcpkit-protocol" in sys.argv[2:]:
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        protocol = "mcpkit.transports.http_protocol:FastHeadDeadlineProtocol"
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
-                http="httptools", loop="uvloop", access_log=False)
+                http=protocol, loop="uvloop", access_log=False)

@@ -880,3 +880,177 @@ def test_requests_leave_no_reference_cycles_behind(monkeypatch) -> None:
             gc.garbage.clear()
             gc.enable()
     assert ours == []
+
+
+# -- writes batched under load (http_protocol._BatchedWrites) ---------------------------
+
+
+def _loops() -> list[Any]:
+    import asyncio
+
+    loops = [asyncio.new_event_loop]
+    try:
+        import uvloop  # the loop `mcpkit serve --http` runs on
+
+        loops.append(uvloop.new_event_loop)
+    except ImportError:  # pragma: no cover - the http extra installs it
+        pass
+    return loops
+
+
+def _readable(sock: socket.socket, timeout: float) -> bytes:
+    """What the peer has received within ``timeout`` (b"" if nothing), without letting
+    the event loop run: a held write cannot be flushed meanwhile."""
+    import select
+
+    ready, _, _ = select.select([sock], [], [], timeout)
+    return sock.recv(1 << 20) if ready else b""
+
+
+@pytest.mark.parametrize("new_loop", _loops(), ids=lambda f: f.__module__.split(".")[0])
+def test_writes_wait_for_the_end_of_the_loop_round_only_while_others_are_in_progress(
+        new_loop) -> None:
+    """A real socket pair and a real transport: alone, a request's writes go out at once;
+    with other requests in progress they are held for the end of the loop's round and go
+    out as one; past BATCH_LIMIT, or on close, at once; abort drops them."""
+    import asyncio
+
+    from mcpkit.transports import http_protocol
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        ours, peer = socket.socketpair()
+        peer.settimeout(5)
+        with peer:
+            transport, _ = await loop.connect_accepted_socket(asyncio.Protocol, ours)
+            tasks: set[Any] = {"this request"}
+            writes = http_protocol._BatchedWrites(
+                transport, tasks, http_protocol._RoundFlush(loop))
+            writes.write(b"head;")
+            assert _readable(peer, 2) == b"head;"  # alone: written at once
+            tasks.add("another request")
+            writes.write(b"head;")
+            writes.write(b"body")
+            assert _readable(peer, 0.3) == b""  # held while the round goes on
+            await asyncio.sleep(0)  # the round ends
+            assert _readable(peer, 2) == b"head;body"
+            writes.write(b"small;")
+            writes.write(b"x" * http_protocol.BATCH_LIMIT)  # too much to hold
+            received = b""
+            while len(received) < 6 + http_protocol.BATCH_LIMIT:
+                chunk = _readable(peer, 2)
+                assert chunk, "a large write waited for the end of the round"
+                received += chunk
+            assert received == b"small;" + b"x" * http_protocol.BATCH_LIMIT
+            writes.write(b"last words")
+            writes.close()  # what was held still goes, then the end of the stream
+            assert _readable(peer, 2) == b"last words"
+            assert _readable(peer, 2) == b""
+            ours2, peer2 = socket.socketpair()
+            with peer2:
+                transport2, _ = await loop.connect_accepted_socket(asyncio.Protocol, ours2)
+                dropped = http_protocol._BatchedWrites(
+                    transport2, tasks, http_protocol._RoundFlush(loop))
+                dropped.write(b"never sent")
+                dropped.abort()
+                await asyncio.sleep(0)
+                peer2.settimeout(5)
+                assert peer2.recv(100) == b""  # aborted: nothing of what was held
+
+    loop = new_loop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def _read_response(stream: Any) -> tuple[bytes, bytes]:
+    """One HTTP/1.1 response with a Content-Length from a socket's file: (head, body)."""
+    lines = []
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        lines.append(line)
+    assert lines, "the connection closed before a response head"
+    length = int(next(line.split(b":")[1] for line in lines
+                      if line.lower().startswith(b"content-length:")))
+    body = stream.read(length)
+    assert len(body) == length, "the connection closed in the middle of a body"
+    return b"".join(lines), body
+
+
+@pytest.mark.parametrize("protocol", ["FastHeadDeadlineProtocol", "HeadDeadlineProtocol"],
+                         ids=["httptools", "h11"])
+def test_answers_written_while_other_requests_are_in_progress_all_arrive_whole_in_order(
+        protocol: str, monkeypatch) -> None:
+    """With a call in progress the whole time (so every write is held for the end of its
+    round): pipelined requests on one connection are answered in order, a 1 MiB answer
+    arrives whole, and eight clients' keep-alive calls all get their own answers. Both of
+    uvicorn's protocols, with mcpkit's deadlines and batching."""
+    monkeypatch.setattr(http_module, "PROTOCOL", f"mcpkit.transports.http_protocol:{protocol}")
+    busy = Server("busy", "1")
+    started, release = threading.Event(), threading.Event()
+
+    @busy.tool
+    def hold() -> str:
+        """Wait until the test lets go."""
+        started.set()
+        release.wait(20)
+        return "let go"
+
+    @busy.tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    @busy.tool
+    def big(size: int) -> str:
+        """Text of the given size."""
+        return "y" * size
+
+    with HttpServerThread(busy) as served:
+        held: dict[str, Any] = {}
+        holder = threading.Thread(
+            target=lambda: held.update(answer=call(served.url, "hold")), daemon=True)
+        holder.start()
+        assert started.wait(10)
+        pipelined = b""
+        for n, (name, arguments) in enumerate(
+                [("echo", {"text": "first"}), ("big", {"size": 1 << 20}),
+                 ("echo", {"text": "last"})]):
+            body, headers = modern("tools/call", {"name": name, "arguments": arguments},
+                                   id=n)
+            data = json.dumps(body).encode()
+            pipelined += (f"POST /mcp HTTP/1.1\r\nHost: {served.host}\r\n"
+                          + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+                          + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+        with socket.create_connection((served.host, served.port), timeout=10) as sock:
+            sock.sendall(pipelined)
+            stream = sock.makefile("rb")
+            answers = []
+            for _ in range(3):
+                head, body_bytes = _read_response(stream)
+                assert head.startswith(b"HTTP/1.1 200"), head
+                answers.append(json.loads(body_bytes))
+        assert [a["id"] for a in answers] == [0, 1, 2]
+        assert [text_of(a) for a in answers] == ["first", "y" * (1 << 20), "last"]
+
+        wrong: list[str] = []
+
+        def client(k: int) -> None:
+            with httpx.Client(timeout=10) as http_client:
+                for i in range(20):
+                    body, headers = modern("tools/call", {"name": "echo", "arguments": {
+                        "text": f"{k}-{i}"}}, id=i)
+                    reply = http_client.post(served.url, json=body, headers=headers)
+                    if reply.status_code != 200 or text_of(reply.json()) != f"{k}-{i}":
+                        wrong.append(f"{k}-{i}: {reply.status_code} {reply.text[:100]}")
+
+        clients = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(8)]
+        for thread in clients:
+            thread.start()
+        for thread in clients:
+            thread.join(30)
+        assert not any(thread.is_alive() for thread in clients)
+        assert wrong == []
+        release.set()
+        holder.join(20)
+        assert text_of(held["answer"].json()) == "let go"
