@@ -12,7 +12,8 @@ Rows:
   headers            the HTTP checks: headers read, Host/Origin, Content-Type and Accept
   parse              the body parsed (``framing.loads``)
   envelope and meta  JSON-RPC envelope, era, ``_meta`` and the headers that mirror the body
-  connection         a modern request's Connection: made, the request served, closed
+  call               a modern request served by the app's shared Connection (a handler
+                     without a Context: no Connection made for it)
   encode             the answer encoded
 
 Each row is timed in microseconds per request (the best of 5 batches; a shared machine
@@ -64,7 +65,7 @@ MODERN_HEADERS = [*BASE_HEADERS, (b"mcp-protocol-version", b"2026-07-28"),
                   (b"mcp-method", b"tools/call"), (b"mcp-name", b"echo"),
                   (b"content-length", str(len(MODERN_BODY)).encode())]
 ROWS = ("floor app", "mcpkit modern", "mcpkit legacy", "headers", "parse",
-        "envelope and meta", "connection", "encode")
+        "envelope and meta", "call", "encode")
 
 
 def scope_of(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
@@ -155,12 +156,9 @@ class Bench:
         http._meta_complete(message)
         assert self.app._mirror.problem(headers, message) is None
 
-    def connection(self) -> None:
+    def call(self) -> None:
         replies: list[Any] = []
-        connection = self.server.connect(replies.append)
-        connection.transport = "http"
-        connection.receive_request(self.message, replies.append, may_block=True)
-        connection.close()
+        self.app._stateless.receive_request(self.message, replies.append, may_block=True)
 
     def row(self, name: str) -> tuple[Callable[[], Any], bool]:
         """The callable for a row, and whether it is a coroutine function."""
@@ -169,7 +167,7 @@ class Bench:
             "mcpkit legacy": (self.legacy, True), "headers": (self.check_headers, False),
             "parse": (lambda: loads(MODERN_BODY), False),
             "envelope and meta": (self.envelope_and_meta, False),
-            "connection": (self.connection, False),
+            "call": (self.call, False),
             "encode": (lambda: http._encode(self.answer), False),
         }[name]
 

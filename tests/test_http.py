@@ -1054,3 +1054,48 @@ def test_answers_written_while_other_requests_are_in_progress_all_arrive_whole_i
         release.set()
         holder.join(20)
         assert text_of(held["answer"].json()) == "let go"
+
+
+def test_plain_modern_calls_share_one_connection_and_calls_that_may_wait_get_their_own(
+        monkeypatch) -> None:
+    """A 2026-07-28 call of a handler without a Context is served by the app's one shared
+    Connection (nothing of it stays there: same ids at once are fine); a handler that takes
+    a Context, and a listen stream, still get a Connection each, closed when they end."""
+    shared = Server("shared", "1")
+
+    @shared.tool
+    def plain(text: str) -> str:
+        """Echo."""
+        return text
+
+    @shared.tool
+    def reporting(text: str, ctx: Context) -> str:
+        """Echo after a progress report."""
+        ctx.progress(1, 1)
+        return text
+
+    made = []
+    connect = shared.connect
+    monkeypatch.setattr(shared, "connect", lambda send: made.append(1) or connect(send))
+    with HttpServerThread(shared) as served:
+        assert made == [1]  # the app's shared one
+        made.clear()
+        open_before = len(shared._listeners)
+        replies: list[str] = []
+
+        def same_id(k: int) -> None:
+            for _ in range(10):
+                replies.append(text_of(call(served.url, "plain", {"text": f"{k}"}, id=7).json()))
+
+        threads = [threading.Thread(target=same_id, args=(k,), daemon=True) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert sorted(replies) == sorted(f"{k}" for k in range(4) for _ in range(10))
+        assert made == []  # forty calls, no Connection made for any
+        for n in range(3):
+            answer = messages(call(served.url, "reporting", {"text": "r"}, progressToken=n))
+            assert text_of(answer[-1]) == "r"
+        assert len(made) == 3
+        assert wait_for(lambda: len(shared._listeners) == open_before)  # each one closed

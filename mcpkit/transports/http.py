@@ -73,7 +73,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from .. import jsonrpc, versions
+from .. import jsonrpc, tracing, versions
 from .. import params as params_mod
 from ..connection import Connection
 from ..framing import DEFAULT_MAX_MESSAGE_SIZE, FramingError, encode_ndjson, loads
@@ -578,6 +578,10 @@ class McpHttpApp:
         # conn.receive may run a plain tool right there, so it never runs on the event loop.
         self._executor = ThreadPoolExecutor(max_threads, thread_name_prefix="mcpkit-http")
         self._quick = _QuickHandlers(server)
+        # Every 2026-07-28 request that cannot wait and opens no stream is served by this
+        # one Connection (see _post_modern): such a request keeps nothing on it.
+        self._stateless = server.connect(_nowhere)
+        self._stateless.transport = "http"
         self.closed = False
 
     # -- ASGI entry ------------------------------------------------------------------
@@ -734,6 +738,15 @@ class McpHttpApp:
             raise HttpError(404, jsonrpc.METHOD_NOT_FOUND, "Method not found: initialize",
                             request_id, {"method": "initialize"})
         outbox = _Outbox(asyncio.get_running_loop())
+        stateless = self._stateless
+        if message["method"] != "subscriptions/listen" and not stateless.may_wait(message):
+            # A handler without a Context neither waits (no call in flight to cancel, no
+            # question to the client) nor opens a stream, and its answer goes to the outbox:
+            # nothing of this request stays on the connection, so one is shared by all of
+            # them rather than made and closed for each (about 2 us a request).
+            stateless.tracing = tracing.tracer()  # as a new Connection would see it
+            await self._answer(receive, send, stateless, message, outbox, modern=True)
+            return
         connection = self.server.connect(outbox.put)
         connection.transport = "http"
         # At shutdown a listen ends with its result; a call is just cancelled.
@@ -1144,7 +1157,13 @@ class McpHttpApp:
         for session in sessions:
             session.ended = True
             self._spawn(session.connection.close)
+        self._spawn(self._stateless.close)
         self._executor.shutdown(wait=False)
+
+
+def _nowhere(message: dict[str, Any]) -> None:
+    """The shared modern Connection's own channel: 2026-07-28 has no session to send on
+    (a request's messages go to its reply; list changes to listen streams)."""
 
 
 def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[Any], None],
