@@ -630,7 +630,7 @@ class _CallThreads:
             if self._idle:
                 slot = self._idle.pop()
                 slot.work = (work, args)
-                slot.ready.set()
+                slot.ready.release()  # wakes its thread
                 return
             slot = _Slot((work, args))
             thread = threading.Thread(target=self._serve, args=(slot,), daemon=True,
@@ -650,13 +650,15 @@ class _CallThreads:
                 with self._lock:
                     if self._closed:
                         return
-                    slot.ready.clear()
                     self._idle.append(slot)
-                if not slot.ready.wait(CALL_THREAD_IDLE_S):
+                if not slot.ready.acquire(timeout=CALL_THREAD_IDLE_S):
                     with self._lock:
-                        if slot in self._idle:  # else run() handed it a call just now
+                        if slot in self._idle:
                             self._idle.remove(slot)
                             return
+                    # run() handed it a call just as the wait ended (and released the
+                    # lock, under self._lock): take the lock back for the next wait.
+                    slot.ready.acquire()
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
@@ -667,19 +669,23 @@ class _CallThreads:
             idle, self._idle = self._idle, []
             threads = self._threads - {threading.current_thread()}  # (a call may close)
         for slot in idle:
-            slot.ready.set()  # with no work: the thread ends
+            slot.ready.release()  # with no work: the thread ends
         for thread in threads:
             thread.join(timeout)
 
 
 class _Slot:
-    """What a call thread runs next; ``ready`` wakes it when it is idle."""
+    """What a call thread runs next. ``ready`` is a lock its idle thread waits to acquire:
+    held while there is nothing to run, released to hand it a call (a bare lock rather than
+    a threading.Event, whose set, clear and wait are Python code around one: the hand-over
+    is on the path of every call that may wait)."""
 
     __slots__ = ("work", "ready")
 
     def __init__(self, work: tuple[Callable[..., None], tuple[Any, ...]] | None) -> None:
         self.work = work
-        self.ready = threading.Event()
+        self.ready = threading.Lock()
+        self.ready.acquire()
 
 
 class _Listen:
