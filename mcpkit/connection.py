@@ -93,6 +93,9 @@ class Connection:
         # request served; "http" set by the HTTP transport, for the spans' attributes.
         self.tracing = tracing.tracer()
         self.transport = "stdio"
+        # Shared by requests that keep nothing on it (HTTP's 2026-07-28 requests whose
+        # handler takes no Context): it tracks no request, so ids may repeat across clients.
+        self.stateless = False
 
     # -- sending -------------------------------------------------------------------------
 
@@ -271,7 +274,10 @@ class Connection:
         if method == "subscriptions/listen":
             self._listen(ctx)
             return
-        if not self._may_wait(method, params):
+        if not self._may_wait(method, params) or self.stateless:
+            # (On a stateless connection, a handler that came to take a Context after the
+            # transport looked, its tool registered again, is served here all the same:
+            # nothing can cancel it, but no other client's request shares its id.)
             self._serve(ctx)
             return
         # Only a call on its own thread can be cancelled: an inline one is over before the
@@ -426,16 +432,17 @@ class Connection:
         ctx._send(response)
 
     def _run(self, ctx: Context) -> dict[str, Any]:
-        if self.tracing is None:
+        tracer = self.tracing  # read once: a shared connection's may be replaced meanwhile
+        if tracer is None:
             return self._answer(ctx)
-        span, token = self.tracing.start_server(ctx.method, ctx.request_id, ctx.params,
-                                                self.transport, ctx.version)
+        span, token = tracer.start_server(ctx.method, ctx.request_id, ctx.params,
+                                          self.transport, ctx.version)
         response = None
         try:
             response = self._answer(ctx)
             return response
         finally:
-            self.tracing.end_server(span, token, response)
+            tracer.end_server(span, token, response)
 
     def _answer(self, ctx: Context) -> dict[str, Any]:
         request_id, method, params = ctx.request_id, ctx.method, ctx.params

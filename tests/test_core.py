@@ -251,6 +251,76 @@ def test_calls_that_may_wait_reuse_threads_run_side_by_side_and_end_with_the_con
 EXAMPLES = sorted((SPEC / "2026-07-28" / "examples").glob("*/*.json"))
 
 
+def test_a_stateless_connection_tracks_no_request_even_one_that_may_wait() -> None:
+    """HTTP shares one Connection among 2026-07-28 requests whose handler takes no Context.
+    Should such a request meet a handler that takes one (its tool registered again in
+    between), it is served all the same, but tracked nowhere: two clients' requests with one
+    id are both answered, and no id is left in flight for a cancellation to hit."""
+    server = Server("s")
+    inside: list[dict] = []
+    release = threading.Event()
+
+    @server.tool
+    def waits(ctx: Context) -> str:
+        inside.append(dict(conn.in_flight))
+        release.wait(10)
+        return "ok"
+
+    answers: queue.Queue = queue.Queue()
+    conn = server.connect(lambda message: None)
+    conn.stateless = True
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "waits", "arguments": {}, "_meta": modern_meta()}}
+    callers = [threading.Thread(target=conn.receive_request, args=(request, answers.put),
+                                kwargs={"may_block": True}) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    assert wait_until(lambda: len(inside) == 2)  # both running at once, under one id
+    release.set()
+    for caller in callers:
+        caller.join(10)
+    texts = [answers.get(timeout=5)["result"]["content"][0]["text"] for _ in callers]
+    assert texts == ["ok", "ok"] and inside == [{}, {}] and conn.in_flight == {}
+    conn.close()
+
+
+def test_a_call_handed_to_a_thread_just_as_its_idle_wait_ends_still_runs() -> None:
+    """The race of an idle call thread's wait timing out just as run() hands it a call,
+    made to happen every time: the thread runs that call, then keeps serving (it must take
+    its wake-up lock back, or its next wait returns at once and it ends with its slot still
+    listed as idle, where the next call would be handed to nobody)."""
+    threads = connection_mod._CallThreads()
+    ran: list[object] = []
+    threads.run(ran.append, 1)
+    assert wait_until(lambda: threads._idle)
+    slot = threads._idle[0]
+    lock = slot.ready
+
+    class WaitEndsAsACallArrives:
+        raced = False
+
+        def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+            if timeout != -1 and not self.raced:  # the idle wait, the first time
+                self.raced = True
+                threads.run(ran.append, "handed as the wait ended")
+                return False  # timed out
+            return lock.acquire(blocking, timeout)
+
+        def release(self) -> None:
+            lock.release()
+
+    threads.run(ran.append, 2)  # the thread is in its wait on the real lock: let it loop
+    assert wait_until(lambda: len(ran) == 2 and threads._idle)
+    slot.ready = WaitEndsAsACallArrives()
+    threads.run(ran.append, 3)  # after this call, it waits on the racing lock
+    assert wait_until(lambda: len(ran) == 4 and threads._idle)
+    threads.run(ran.append, "next")
+    assert wait_until(lambda: len(ran) == 5)
+    assert ran == [1, 2, 3, "handed as the wait ended", "next"]
+    threads.close(5)
+    assert not threads._threads
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_spec_examples_round_trip_and_validate(path):
     original = json.loads(path.read_text())

@@ -912,7 +912,8 @@ def test_writes_wait_for_the_end_of_the_loop_round_only_while_others_are_in_prog
         new_loop) -> None:
     """A real socket pair and a real transport: alone, a request's writes go out at once;
     with other requests in progress they are held for the end of the loop's round and go
-    out as one; past BATCH_LIMIT, or on close, at once; abort drops them."""
+    out as one; past BATCH_LIMIT, or before the end of the stream, at once; abort drops
+    them."""
     import asyncio
 
     from mcpkit.transports import http_protocol
@@ -943,19 +944,26 @@ def test_writes_wait_for_the_end_of_the_loop_round_only_while_others_are_in_prog
                 received += chunk
             assert received == b"small;" + b"x" * http_protocol.BATCH_LIMIT
             writes.write(b"last words")
-            writes.close()  # what was held still goes, then the end of the stream
+            assert writes.get_write_buffer_size() >= len(b"last words")  # held ones count
+            writes.close()  # what is held goes before the end of the stream
+            await asyncio.sleep(0)
             assert _readable(peer, 2) == b"last words"
-            assert _readable(peer, 2) == b""
-            ours2, peer2 = socket.socketpair()
-            with peer2:
-                transport2, _ = await loop.connect_accepted_socket(asyncio.Protocol, ours2)
-                dropped = http_protocol._BatchedWrites(
-                    transport2, tasks, http_protocol._RoundFlush(loop))
-                dropped.write(b"never sent")
-                dropped.abort()
+            assert peer.recv(100) == b""  # the end of the stream (the 5 s timeout: a hang)
+        for ending in ("write_eof", "abort"):
+            ours, peer = socket.socketpair()
+            peer.settimeout(5)
+            with peer:
+                transport, _ = await loop.connect_accepted_socket(asyncio.Protocol, ours)
+                writes = http_protocol._BatchedWrites(
+                    transport, tasks, http_protocol._RoundFlush(loop))
+                writes.writelines([b"held, ", b"then "])
+                getattr(writes, ending)()
                 await asyncio.sleep(0)
-                peer2.settimeout(5)
-                assert peer2.recv(100) == b""  # aborted: nothing of what was held
+                received = b""
+                while chunk := peer.recv(100):
+                    received += chunk
+                # write_eof sends what is held first; abort drops it
+                assert received == (b"held, then " if ending == "write_eof" else b"")
 
     loop = new_loop()
     try:
@@ -985,6 +993,8 @@ def test_answers_written_while_other_requests_are_in_progress_all_arrive_whole_i
     round): pipelined requests on one connection are answered in order, a 1 MiB answer
     arrives whole, and eight clients' keep-alive calls all get their own answers. Both of
     uvicorn's protocols, with mcpkit's deadlines and batching."""
+    from mcpkit.transports import http_protocol
+
     monkeypatch.setattr(http_module, "PROTOCOL", f"mcpkit.transports.http_protocol:{protocol}")
     busy = Server("busy", "1")
     started, release = threading.Event(), threading.Event()
@@ -1024,6 +1034,9 @@ def test_answers_written_while_other_requests_are_in_progress_all_arrive_whole_i
                           + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
         with socket.create_connection((served.host, served.port), timeout=10) as sock:
             sock.sendall(pipelined)
+            protocols = served._uvicorn.server_state.connections
+            assert protocols and all(isinstance(p.transport, http_protocol._BatchedWrites)
+                                     for p in protocols)  # the writes do go through it
             stream = sock.makefile("rb")
             answers = []
             for _ in range(3):
@@ -1060,7 +1073,8 @@ def test_plain_modern_calls_share_one_connection_and_calls_that_may_wait_get_the
         monkeypatch) -> None:
     """A 2026-07-28 call of a handler without a Context is served by the app's one shared
     Connection (nothing of it stays there: same ids at once are fine); a handler that takes
-    a Context, and a listen stream, still get a Connection each, closed when they end."""
+    a Context, a listen stream and tasks/result still get a Connection each, closed when they
+    end, and a listen open under the same id as the plain calls disturbs none of them."""
     shared = Server("shared", "1")
 
     @shared.tool
@@ -1099,3 +1113,18 @@ def test_plain_modern_calls_share_one_connection_and_calls_that_may_wait_get_the
             assert text_of(answer[-1]) == "r"
         assert len(made) == 3
         assert wait_for(lambda: len(shared._listeners) == open_before)  # each one closed
+        gone = post(served.url, *modern("tasks/result", {"taskId": "t"}, id=7))
+        assert gone.json()["error"]["code"] == -32601 and len(made) == 4
+        body, headers = modern("subscriptions/listen",
+                               {"notifications": {"toolsListChanged": True}}, id=7)
+        out, thread, control = stream_in_thread("POST", served.url, headers, body)
+        assert out.get(timeout=5)["method"] == "notifications/subscriptions/acknowledged"
+        assert len(made) == 5
+        replies.clear()
+        same_id(9)  # plain calls with the listen's id, while it is open
+        assert replies == ["9"] * 10 and len(made) == 5
+        control["close"] = True
+        shared.tool(lambda: "new", name="added")  # a change the listen asked for: it ends
+        assert out.get(timeout=5)["method"] == "notifications/tools/list_changed"
+        thread.join(5)
+        assert wait_for(lambda: len(shared._listeners) == open_before)

@@ -113,6 +113,10 @@ PROMOTE_AFTER = 100
 PROTOCOL = "mcpkit.transports.http_protocol:" + (
     "FastHeadDeadlineProtocol" if importlib.util.find_spec("httptools") else "HeadDeadlineProtocol")
 
+# 2026-07-28 requests that keep state on their Connection whatever their handler: a listen
+# stream stays open there, and tasks/result waits for its task on one of its call threads.
+_OWN_CONNECTION = frozenset({"subscriptions/listen", "tasks/result"})
+
 # 2026-07-28, streamable HTTP: the HTTP status of an error response, by JSON-RPC code.
 # Other errors (and every legacy error) travel with 200, as JSON-RPC over HTTP usually does.
 _MODERN_ERROR_STATUS = {
@@ -582,6 +586,7 @@ class McpHttpApp:
         # one Connection (see _post_modern): such a request keeps nothing on it.
         self._stateless = server.connect(_nowhere)
         self._stateless.transport = "http"
+        self._stateless.stateless = True
         self.closed = False
 
     # -- ASGI entry ------------------------------------------------------------------
@@ -739,7 +744,7 @@ class McpHttpApp:
                             request_id, {"method": "initialize"})
         outbox = _Outbox(asyncio.get_running_loop())
         stateless = self._stateless
-        if message["method"] != "subscriptions/listen" and not stateless.may_wait(message):
+        if message["method"] not in _OWN_CONNECTION and not stateless.may_wait(message):
             # A handler without a Context neither waits (no call in flight to cancel, no
             # question to the client) nor opens a stream, and its answer goes to the outbox:
             # nothing of this request stays on the connection, so one is shared by all of
@@ -1010,9 +1015,10 @@ class McpHttpApp:
                     answered = is_final(
                         await self._stream(send, outbox, first, is_final, recorder))
         finally:
-            if modern and not answered:
+            if modern and not answered and not connection.stateless:
                 # 2026-07-28: a client that closes the stream cancels its request (and a
-                # listen ends); so does our own shutdown. Unknown ids are ignored.
+                # listen ends); so does our own shutdown. Unknown ids are ignored. (The
+                # shared connection tracks no request: another client's may have this id.)
                 connection.cancel(message["id"])  # modern messages are never batches
 
     @contextlib.asynccontextmanager
