@@ -834,6 +834,25 @@ def test_a_quick_tool_slow_once_runs_inline_again_after_quick_answers(monkeypatc
         assert not quick.inline(("tools/call", "slow"))
 
 
+def _echo_server(name: str) -> Server:
+    """A server with ``plain`` (an echo) and ``reporting`` (an echo that takes a Context and
+    reports progress once)."""
+    server = Server(name, "1")
+
+    @server.tool
+    def plain(text: str) -> str:
+        """Echo."""
+        return text
+
+    @server.tool
+    def reporting(text: str, ctx: Context) -> str:
+        """Echo after a progress report."""
+        ctx.progress(1, 1)
+        return text
+
+    return server
+
+
 def test_requests_leave_no_reference_cycles_behind(monkeypatch) -> None:
     """What a request makes is freed when it is answered, without the cycle collector: a
     cycle per request (a Connection and its outbox holding each other) left garbage that
@@ -842,18 +861,7 @@ def test_requests_leave_no_reference_cycles_behind(monkeypatch) -> None:
     import gc
 
     monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)  # a loaded machine's 2 ms
-    counter = Server("cycles", "1")
-
-    @counter.tool
-    def plain(text: str) -> str:
-        """Echo."""
-        return text
-
-    @counter.tool
-    def reporting(text: str, ctx: Context) -> str:
-        """Echo after a progress report."""
-        ctx.progress(1, 1)
-        return text
+    counter = _echo_server("cycles")
 
     with HttpServerThread(counter) as served:
         session = Legacy(served.url)
@@ -1075,18 +1083,7 @@ def test_plain_modern_calls_share_one_connection_and_calls_that_may_wait_get_the
     Connection (nothing of it stays there: same ids at once are fine); a handler that takes
     a Context, a listen stream and tasks/result still get a Connection each, closed when they
     end, and a listen open under the same id as the plain calls disturbs none of them."""
-    shared = Server("shared", "1")
-
-    @shared.tool
-    def plain(text: str) -> str:
-        """Echo."""
-        return text
-
-    @shared.tool
-    def reporting(text: str, ctx: Context) -> str:
-        """Echo after a progress report."""
-        ctx.progress(1, 1)
-        return text
+    shared = _echo_server("shared")
 
     made = []
     connect = shared.connect
