@@ -769,6 +769,60 @@ def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
     assert any(problem in p for p in found), found
 
 
+def _mcpkit_modules() -> list[str]:
+    """Every module of mcpkit a learner could import from (not the grader, the course
+    commands, the command line or the example servers), imported."""
+    import importlib
+    import pkgutil
+
+    import mcpkit
+
+    names = ["mcpkit"]
+    for info in pkgutil.walk_packages(mcpkit.__path__, "mcpkit."):
+        if info.name.endswith("__main__") or info.name.startswith(
+                ("mcpkit.grading", "mcpkit.course", "mcpkit.examples")):
+            continue
+        importlib.import_module(info.name)
+        names.append(info.name)
+    return names
+
+
+def test_a_reference_reached_through_another_modules_import_of_it_is_flagged():
+    """The class of "import the reference under another name": every path in mcpkit that
+    names an object a lab puts off limits (mcpkit.session.encoder_for is
+    mcpkit.framing.encoder_for, mcpkit.registry.Dispatcher is mcpkit.dispatch.Dispatcher),
+    imported directly, through a module bound by another, or with a star import."""
+    import sys
+
+    reexports = 0
+    for lab, off_limits in grading.OFF_LIMITS.items():
+        references = sandbox.off_limits_objects(off_limits)
+        for module in _mcpkit_modules():
+            for name, value in vars(sys.modules[module]).items():
+                original = references.get(id(value))
+                if original is None or original == f"{module}.{name}":
+                    continue
+                reexports += 1
+                space = vars(sys.modules[module])
+                starred = name in (space.get("__all__") or
+                                   [n for n in space if not n.startswith("_")])
+                for code in (f"from {module} import {name}",
+                             f"import {module} as m\nx = m.{name}",
+                             *([f"from {module} import *"] if starred else [])):
+                    found = [sandbox.describe(p) for p in sandbox.scan(code, {}, off_limits)]
+                    assert any("the reference this lab asks" in f for f in found), \
+                        (lab, code, found)
+    assert reexports >= 20  # the session, registry, host and package re-exports, at least
+    found = sandbox.scan("from mcpkit import session as s\nx = s.jsonrpc.classify({})", {},
+                         grading.OFF_LIMITS["lab02_jsonrpc"])
+    assert "mcpkit.session.jsonrpc.classify (= mcpkit.jsonrpc.classify)" in [
+        p.name for p in found]
+    # What merely shares a name, or is not off limits, still goes through.
+    assert sandbox.scan("from mcpkit.session import ClientSession", {},
+                        grading.OFF_LIMITS["lab01_framing"]) == []
+    assert sandbox.scan("import mcpkit.__main__", {}, grading.OFF_LIMITS["lab01_framing"]) == []
+
+
 def test_a_flag_says_where_what_and_why_in_the_learners_language():
     code = "import json\n\nfrom mcpkit.framing import NdjsonDecoder as Mine\n"
     found = sandbox.scan(code, {}, grading.OFF_LIMITS["lab01_framing"], cell="lab01-7")

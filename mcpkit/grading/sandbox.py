@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterable
 from copy import copy
@@ -142,13 +144,58 @@ def describe(problem: Problem | dict[str, Any], where: dict[str, str] | None = N
     return f"{cell}: {reason}"
 
 
+_NOTHING = object()
+
+
+def _named(path: str) -> Any:
+    """The object a dotted mcpkit path names, or ``_NOTHING``: its longest importable module,
+    then attributes read statically (no property or module ``__getattr__`` runs)."""
+    parts = path.split(".")
+    if parts[0] != "mcpkit" or any(not p.isidentifier() or p.startswith("__") for p in parts):
+        return _NOTHING  # (never import mcpkit.__main__: it is the command line)
+    for i in range(len(parts), 0, -1):
+        name = ".".join(parts[:i])
+        found: Any = sys.modules.get(name)
+        if found is None:
+            try:
+                found = importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - not a module (or not importable here)
+                continue
+        for attr in parts[i:]:
+            found = inspect.getattr_static(found, attr, _NOTHING)
+            if found is _NOTHING:
+                break
+        return found
+    return _NOTHING
+
+
+def _worth_matching(value: Any) -> bool:
+    """Objects identity tells apart: not the interned constants any module may share."""
+    return callable(value) or isinstance(value, type(sys)) or (
+        isinstance(value, dict | list | set | frozenset | tuple) and bool(value))
+
+
+def off_limits_objects(off_limits: dict[str, Any]) -> dict[int, str]:
+    """id() of every object ``off_limits`` names (each module and each name in it) -> its
+    path: the same function or class reached through a module that imports it
+    (``mcpkit.session.encoder_for`` is ``mcpkit.framing.encoder_for``) is the same reference."""
+    objects: dict[int, str] = {}
+    for module, names in off_limits.items():
+        for path in (module, *(f"{module}.{name}" for name in names)):
+            value = _named(path)
+            if value is not _NOTHING and _worth_matching(value):
+                objects.setdefault(id(value), path)
+    return objects
+
+
 def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
          cell: str = "cell") -> list[Problem]:
     """What is wrong with ``code`` (one exercise cell); empty when nothing is.
 
     ``setup_names`` maps names the setup cells bound by import to what they stand for
     (``"framing" -> "mcpkit.framing"``); ``off_limits`` maps a module to the names in it this
-    lab asks the learner to write.
+    lab asks the learner to write. A path is compared by what it names, not only by how it
+    is spelt, so a reference reached through another module's import of it is flagged too.
     """
     try:
         tree = ast.parse(code)
@@ -156,6 +203,7 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
         return []  # it will fail to run, which costs the learner already
     bound = dict(setup_names)  # name -> dotted path, for names that stand for imports
     problems: list[Problem] = []
+    references = off_limits_objects(off_limits)
 
     def flag(node: ast.AST, kind: str, name: str) -> None:
         problems.append(Problem(kind, name, cell, getattr(node, "lineno", 0)))
@@ -180,6 +228,20 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
             module, _dot, name = path.rpartition(".")
             if name in off_limits.get(module, ()) or path in off_limits:
                 flag(node, "reference", path)
+            elif module in references.values() or module.startswith("mcpkit"):
+                same = references.get(id(_named(path)))
+                if same is not None:
+                    flag(node, "reference", f"{path} (= {same})")
+
+    def check_star(node: ast.AST, module: str) -> None:
+        """``from module import *``: the names it binds are not in the code to check."""
+        found = _named(module)
+        if not isinstance(found, type(sys)):
+            return
+        space = vars(found)
+        names = space.get("__all__") or [n for n in space if not n.startswith("_")]
+        for name in names:
+            check_path(node, f"{module}.{name}")
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -195,6 +257,9 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
             if node.level or (root != "mcpkit" and root not in ALLOWED_MODULES):
                 flag(node, "import", module)
             for alias in node.names:
+                if alias.name == "*":
+                    check_star(node, module)
+                    continue
                 check_path(node, f"{module}.{alias.name}")
                 bound[alias.asname or alias.name] = f"{module}.{alias.name}"
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
