@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -661,6 +662,16 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
              given=refusal,
              hint=_("recompute the HMAC over the body and compare with hmac.compare_digest",
                     "recalcula el HMAC sobre el cuerpo y compáralo con hmac.compare_digest")),
+        case(_("the MACs are compared with hmac.compare_digest",
+               "los MAC se comparan con hmac.compare_digest"),
+             lambda: _calls_compare_digest(lambda: _refused(
+                 lambda: opened(_tamper_body(sealed(), _set_answer)))), True,
+             given=_("open_state of a tampered state: was hmac.compare_digest called?",
+                     "open_state de un estado manipulado: ¿se llamó a hmac.compare_digest?"),
+             hint=_("a plain == (or !=) stops at the first byte that differs: its timing tells "
+                    "an attacker how much of a forged MAC was right",
+                    "un == (o !=) normal se detiene en el primer byte distinto: lo que tarda le "
+                    "dice a un atacante qué parte de un MAC falsificado era correcta")),
         case(_("tampered expiry", "caducidad manipulada"),
              lambda: _refused(lambda: opened(_tamper_body(sealed(), _later))), refused,
              given=refusal,
@@ -706,6 +717,26 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
         reference=(reference_seal_state, reference_open_state), learner=(seal_state, open_state),
         show=_show_state, shrink=_shrink_state, hint=_state_hint, cases=40))
     run_checks(results)
+
+
+def _calls_compare_digest(action: Callable[[], Any]) -> bool:
+    """Whether ``action`` calls hmac.compare_digest, however the code imported it (the
+    interpreter reports every call of a built-in function to a profiler)."""
+    called = False
+    target = hmac.compare_digest
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        nonlocal called
+        if event == "c_call" and arg is target:
+            called = True
+
+    before = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        action()
+    finally:
+        sys.setprofile(before)
+    return called
 
 
 @dataclass(frozen=True)

@@ -904,6 +904,9 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
     shaped = _("the config: mcpServers with \"everything\" and \"files\", each run by Node",
                "la configuración: mcpServers con \"everything\" y \"files\", cada uno lanzado "
                "por Node")
+    confined = _("files may read the folder and nothing more: its one directory argument is "
+                 "the folder", "files solo puede leer la carpeta: su único argumento de carpeta "
+                 "es la carpeta")
     started = _("a Host on your config starts both and merges their tools",
                 "un Host con tu configuración arranca los dos y fusiona sus herramientas")
     through = _("your calls go through the host: an echo, and a file read in the folder",
@@ -916,7 +919,7 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
             "again", "faltan: {names}; desde la raíz del repositorio ejecuta {command} y luego "
             "vuelve a ejecutar esta celda").format(names=", ".join(missing),
                                                    command=INSTALL_COMMAND)])]
-        results += [CaseResult(n, False, []) for n in (shaped, started, through)]
+        results += [CaseResult(n, False, []) for n in (shaped, confined, started, through)]
         run_checks(results)
         return
     rng = Gen(f"{core._seed}/lab09/host")
@@ -928,7 +931,8 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
         (Path(folder) / "note.txt").write_text(content, encoding="utf-8")
         config_outcome = core._run(lambda: make_config(dict(found), folder))
         if isinstance(config_outcome.error, NotImplementedError):
-            run_checks([case(n, _stub, None) for n in (installed, shaped, started, through)])
+            run_checks([case(n, _stub, None)
+                        for n in (installed, shaped, confined, started, through)])
             return
         config = config_outcome.value
         results = [CaseResult(installed, True)]
@@ -941,6 +945,10 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
                                    "{\"mcpServers\": {\"everything\": {\"command\": node, "
                                    "\"args\": [script, \"stdio\"]}, \"files\": {\"command\": "
                                    "node, \"args\": [script, folder]}}}")))
+        results.append(case(confined, lambda: _allowed_folders(config), [folder],
+                            hint=_("a server gets the least it needs: [script, folder], not a "
+                                   "parent of the folder", "un servidor recibe lo mínimo que "
+                                   "necesita: [script, folder], no una carpeta que la contenga")))
         if shape != {"servers": ["everything", "files"], "node": True}:
             results += [CaseResult(started, False, []), CaseResult(through, False, [])]
             run_checks(results)
@@ -1006,6 +1014,18 @@ def _node_within_limits():
                 os.environ.pop("NODE_OPTIONS", None)
             else:
                 os.environ["NODE_OPTIONS"] = before
+
+
+def _allowed_folders(config: Any) -> Any:
+    """The directories the config lets server-filesystem read (its arguments after the
+    script), resolved: a trailing slash or a symbolic link is the same folder."""
+    try:
+        args = config["mcpServers"]["files"]["args"]
+    except (TypeError, KeyError):
+        return None
+    if not isinstance(args, list) or not args:
+        return seen(args)
+    return [os.path.realpath(arg) if isinstance(arg, str) else seen(arg) for arg in args[1:]]
 
 
 def _config_shape(config: Any, node: Any) -> Any:
