@@ -193,7 +193,9 @@ process.stdout.close()
 # - `_read_loop()`: read lines until the end of `stdout`. A message with a `method` and no `id`
 #   is a notification: append it (the whole message) to the list. A response settles the
 #   future it names (`set_result` or `set_exception`), **popped** from the pending table; a
-#   response for an id that is not there is dropped. A line that is not JSON is skipped.
+#   response for an id that is not there is dropped. Ids are compared as JSON values: a
+#   response with the id `true`, `1.0` or `"1"` answers none of your requests, though in
+#   Python `True == 1` and `1.0 == 1`. A line that is not JSON is skipped.
 # - **End of stream** (part 3): when the loop ends, mark the session closed and fail every
 #   future still pending with `SessionClosed`, at once. From then on, `request()` raises
 #   `SessionClosed` without waiting (and a write that fails with `BrokenPipeError` or
@@ -230,7 +232,9 @@ process.stdout.close()
 # - `_read_loop()`: lee líneas hasta el final de `stdout`. Un mensaje con `method` y sin `id`
 #   es una notificación: añádelo (el mensaje completo) a la lista. Una respuesta resuelve el
 #   future que nombra (`set_result` o `set_exception`), **sacado** de la tabla de pendientes;
-#   una respuesta para un id que no está se descarta. Una línea que no es JSON se salta.
+#   una respuesta para un id que no está se descarta. Los ids se comparan como valores JSON:
+#   una respuesta con el id `true`, `1.0` o `"1"` no responde a ninguna de tus solicitudes,
+#   aunque en Python `True == 1` y `1.0 == 1`. Una línea que no es JSON se salta.
 # - **Fin del flujo** (parte 3): cuando termina el bucle, marca la sesión como cerrada y haz
 #   fallar con `SessionClosed` cada future que siga pendiente, en el acto. A partir de ahí,
 #   `request()` lanza `SessionClosed` sin esperar (y una escritura que falla con

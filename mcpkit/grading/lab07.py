@@ -670,8 +670,9 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                      "open_state de un estado manipulado: ¿se llamó a hmac.compare_digest?"),
              hint=_("a plain == (or !=) stops at the first byte that differs: its timing tells "
                     "an attacker how much of a forged MAC was right",
-                    "un == (o !=) normal se detiene en el primer byte distinto: lo que tarda le "
-                    "dice a un atacante qué parte de un MAC falsificado era correcta")),
+                    "una comparación simple con == (o !=) se detiene en el primer byte "
+                    "distinto: el tiempo que tarda le revela a un atacante cuánto de un MAC "
+                    "falsificado era correcto")),
         case(_("tampered expiry", "caducidad manipulada"),
              lambda: _refused(lambda: opened(_tamper_body(sealed(), _later))), refused,
              given=refusal,

@@ -905,8 +905,8 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
                "la configuración: mcpServers con \"everything\" y \"files\", cada uno lanzado "
                "por Node")
     confined = _("files may read the folder and nothing more: its one directory argument is "
-                 "the folder", "files solo puede leer la carpeta: su único argumento de carpeta "
-                 "es la carpeta")
+                 "the folder", "files solo puede leer la carpeta: su único argumento de "
+                 "directorio es la propia carpeta")
     started = _("a Host on your config starts both and merges their tools",
                 "un Host con tu configuración arranca los dos y fusiona sus herramientas")
     through = _("your calls go through the host: an echo, and a file read in the folder",
