@@ -232,9 +232,9 @@ process.stdout.close()
 # - `_read_loop()`: lee líneas hasta el final de `stdout`. Un mensaje con `method` y sin `id`
 #   es una notificación: añádelo (el mensaje completo) a la lista. Una respuesta resuelve el
 #   future que nombra (`set_result` o `set_exception`), **sacado** de la tabla de pendientes;
-#   una respuesta para un id que no está se descarta. Los ids se comparan como valores JSON:
-#   una respuesta con el id `true`, `1.0` o `"1"` no responde a ninguna de tus solicitudes,
-#   aunque en Python `True == 1` y `1.0 == 1`. Una línea que no es JSON se salta.
+#   una respuesta para un id que no esté en la tabla se descarta. Los ids se comparan como
+#   valores JSON: una respuesta con el id `true`, `1.0` o `"1"` no responde a ninguna de tus
+#   solicitudes, aunque en Python `True == 1` y `1.0 == 1`. Una línea que no es JSON se salta.
 # - **Fin del flujo** (parte 3): cuando termina el bucle, marca la sesión como cerrada y haz
 #   fallar con `SessionClosed` cada future que siga pendiente, en el acto. A partir de ahí,
 #   `request()` lanza `SessionClosed` sin esperar (y una escritura que falla con
