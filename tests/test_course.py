@@ -823,6 +823,40 @@ def test_a_reference_reached_through_another_modules_import_of_it_is_flagged():
     assert sandbox.scan("import mcpkit.__main__", {}, grading.OFF_LIMITS["lab01_framing"]) == []
 
 
+def test_what_a_checker_is_handed_is_not_the_reference_under_another_name():
+    """What no static check can follow (type(obj), an attribute of an object made at run
+    time) is caught where the learner's code is handed to the checks."""
+    from mcpkit import dispatch, framing
+    from mcpkit.server import Server
+
+    off_limits = grading.OFF_LIMITS["lab03_dispatch"]
+    derived = type("Dispatcher", (type(Server("x").dispatcher),), {})
+    assert sandbox.built_on_reference(derived, off_limits) == "mcpkit.dispatch.Dispatcher"
+    assert sandbox.built_on_reference(dispatch.Dispatcher, off_limits) is not None
+    taken = dispatch.Dispatcher.__init__
+    assert sandbox.built_on_reference(taken, off_limits) == "mcpkit.dispatch.Dispatcher.__init__"
+
+    class Mine:
+        def call(self):
+            return None
+
+    assert sandbox.built_on_reference(Mine, off_limits) is None
+    assert sandbox.built_on_reference(Mine().call, off_limits) is None
+    assert sandbox.built_on_reference(framing.NdjsonDecoder, off_limits) is None  # not lab 03's
+    lab01 = grading.OFF_LIMITS["lab01_framing"]
+    decoder = framing.decoder_for("ndjson")
+    assert sandbox.built_on_reference(type(decoder), lab01) == "mcpkit.framing.NdjsonDecoder"
+    assert sandbox.built_on_reference(decoder.feed, lab01) == "mcpkit.framing.NdjsonDecoder.feed"
+    # Handed to a guarded checker: the notebook's graded cell fails with the flag.
+    try:
+        grading.check_dispatcher(derived)
+    except grading.ChecksFailed as exc:
+        assert "hands the checks Dispatcher → mcpkit.dispatch.Dispatcher" in str(exc)
+    else:
+        raise AssertionError("a Dispatcher built on the reference passed")
+    assert [p.kind for p in sandbox.handed_in] == ["handed"]
+
+
 def test_a_flag_says_where_what_and_why_in_the_learners_language():
     code = "import json\n\nfrom mcpkit.framing import NdjsonDecoder as Mine\n"
     found = sandbox.scan(code, {}, grading.OFF_LIMITS["lab01_framing"], cell="lab01-7")

@@ -146,7 +146,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         passed, total = verdicts[-1]
         if status == "passed" and passed != total:
             status = "failed"
-    changed = sandbox.changes(snap)
+    changed = sandbox.changes(snap) + sandbox.handed_in
     if changed:
         return _flagged(changed, job, total)
     return {"status": status, "passed": passed, "total": total, "report": report,

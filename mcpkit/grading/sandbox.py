@@ -72,6 +72,7 @@ WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools
 CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
                                        "_collector", "_warnings",
                                        "names_seen"},
+               "mcpkit.grading.sandbox": {"handed_in"},
                "mcpkit.deprecations": {"_warned"}}  # which warnings were given
 
 
@@ -105,6 +106,10 @@ def _reasons() -> dict[str, str]:
                        "dependen las comprobaciones"),
         "reference": _("uses {name}, the reference this lab asks you to write yourself",
                        "usa {name}, la referencia que este laboratorio te pide que escribas tú"),
+        "handed": _("hands the checks {name}, the reference this lab asks you to write "
+                    "yourself",
+                    "entrega a las comprobaciones {name}, la referencia que este laboratorio "
+                    "te pide que escribas tú"),
         "name": _("uses {name}, a way around the checks: exercise code may not use it",
                   "usa {name}, una forma de eludir las comprobaciones: el código de un "
                   "ejercicio no puede usarlo"),
@@ -444,16 +449,48 @@ def notebook_warnings(values: Iterable[Any], lab_module: str) -> list[str]:
     return warnings
 
 
+#: What the last checker was handed that is (or is built on) the lab's reference, found by
+#: :func:`guarded`; the class grader flags the part for it (static checks cannot see
+#: ``type(obj)`` or an attribute of an object made at run time).
+handed_in: list[Problem] = []
+
+
+def built_on_reference(value: Any, off_limits: dict[str, Any]) -> str | None:
+    """The off-limits path ``value`` is, or is built on (a class deriving from it, a method
+    of it), or None."""
+    references = off_limits_objects(off_limits)
+    candidates = [value, getattr(value, "__func__", None)]
+    if isinstance(value, type):
+        candidates += value.__mro__[1:]
+    code = getattr(value, "__code__", None)
+    for found in candidates:
+        if found is not None and id(found) in references:
+            return references[id(found)]
+    if code is not None:  # the function of an off-limits class, taken out of it
+        for path in references.values():
+            owner = _named(path)
+            if isinstance(owner, type) and any(
+                    getattr(member, "__code__", None) is code for member in vars(owner).values()):
+                return f"{path}.{value.__name__}"
+    return None
+
+
 def guarded(check: Callable[..., Any]) -> Callable[..., Any]:
     """``check`` (a lab's checker), first reading what it is handed the way the class grader
     will: a breach is reported by :func:`mcpkit.grading.core.run_checks` and fails the cell."""
 
     @functools.wraps(check)
     def run(*args: Any, **kwargs: Any) -> Any:
+        values = [*args, *kwargs.values()]
+        off_limits = getattr(sys.modules.get(check.__module__), "OFF_LIMITS", {})
+        handed_in[:] = [
+            Problem("handed", f"{getattr(v, '__qualname__', type(v).__name__)} → {path}")
+            for v in values if (path := built_on_reference(v, off_limits))]
         try:
-            core._warnings[:] = notebook_warnings([*args, *kwargs.values()], check.__module__)
+            core._warnings[:] = notebook_warnings(values, check.__module__)
         except Exception:  # noqa: BLE001 - a warning we cannot compute is not a failure
             core._warnings.clear()
+        core._warnings += [describe(p) for p in handed_in]
         try:
             return check(*args, **kwargs)
         finally:
