@@ -108,8 +108,8 @@ def _reasons() -> dict[str, str]:
                        "usa {name}, la referencia que este laboratorio te pide que escribas tú"),
         "handed": _("hands the checks {name}, the reference this lab asks you to write "
                     "yourself",
-                    "entrega a las comprobaciones {name}, la referencia que este laboratorio "
-                    "te pide que escribas tú"),
+                    "pasa a las comprobaciones {name}, la referencia que este laboratorio te "
+                    "pide que escribas tú"),
         "name": _("uses {name}, a way around the checks: exercise code may not use it",
                   "usa {name}, una forma de eludir las comprobaciones: el código de un "
                   "ejercicio no puede usarlo"),
