@@ -18,6 +18,10 @@ Configurations (each round re-spawns its server, so every round also times start
   raw -> mcpkit       a blocking client with no reader thread (write a line, read a line)
                       against the mcpkit server: the floor for any client of that server
 
+``--eras-cpu`` measures only this: mcpkit's client and server, 100 calls in flight, in each
+era, with each process's CPU time per call (the server's from ``/proc``, the client's from
+``os.times``): which side bounds the rate.
+
 A second table ("workloads") covers the eras and the shapes of traffic, each next to the
 SDK and a raw client in the same round: sequential calls with 16 bytes and with 64 KiB of
 text, in the 2026-07-28 era and in a 2025-11-25 session; and 100 calls in flight at once
@@ -378,12 +382,60 @@ def print_workloads(rates: dict[tuple[str, str], list[float]]) -> None:
               f"{ours / sdk:10.1f}x")
 
 
+def _process_cpu(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def eras_cpu(server: list[str], rounds: int, calls: int = 30000) -> None:
+    """100 calls in flight, mcpkit to mcpkit, per era: calls/s and each side's CPU per call."""
+    from mcpkit.client import Client
+
+    rows: dict[str, list[tuple[float, float, float]]] = {"2026-07-28": [], "2025-11-25": []}
+    params = {"name": "echo", "arguments": {"text": "hi"}}
+    for _round in range(rounds):
+        for era, found in rows.items():  # interleaved
+            with Client(PY, server, version=era) as client:
+                def batches(n: int) -> None:
+                    for _ in range(n // 100):
+                        pending = [client.start_request("tools/call", params)
+                                   for _ in range(100)]
+                        for request in pending:
+                            request.result()
+                batches(2000)  # warm up
+                pid = client._process.pid
+                server0, client0 = _process_cpu(pid), sum(os.times()[:2])
+                began = time.perf_counter()
+                batches(calls)
+                elapsed = time.perf_counter() - began
+                found.append((calls / elapsed, (_process_cpu(pid) - server0) / calls * 1e6,
+                              (sum(os.times()[:2]) - client0) / calls * 1e6))
+    print(f"{'era (100 in flight)':<22} {'calls/s':>9} {'server CPU us/call':>19} "
+          f"{'client CPU us/call':>19}   (medians of {rounds} rounds)")
+    for era, found in rows.items():
+        rate, server_cpu, client_cpu = (statistics.median(x[i] for x in found)
+                                        for i in range(3))
+        print(f"{era:<22} {rate:9.0f} {server_cpu:19.1f} {client_cpu:19.1f}")
+    modern, legacy = rows["2026-07-28"], rows["2025-11-25"]
+    print("modern / legacy calls/s, median of per-round ratios: "
+          f"{statistics.median(m[0] / g[0] for m, g in zip(modern, legacy, strict=True)):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer calls per round")
+    parser.add_argument("--eras-cpu", action="store_true",
+                        help="only the two eras with 100 in flight, and each side's CPU")
     options = parser.parse_args()
     scale = 0.2 if options.quick else 1.0
+    if options.eras_cpu:
+        with tempfile.TemporaryDirectory() as tmp:
+            server = Path(tmp, "mcpkit_echo.py")
+            server.write_text(MCPKIT_SERVER)
+            eras_cpu([str(server)], options.rounds, int(30000 * scale))
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         mcpkit_server = Path(tmp, "mcpkit_echo.py")
