@@ -170,6 +170,8 @@ def _named(path: str) -> Any:
             found = inspect.getattr_static(found, attr, _NOTHING)
             if found is _NOTHING:
                 break
+        if isinstance(found, staticmethod | classmethod):
+            found = found.__func__  # as the attribute is read: the function itself
         return found
     return _NOTHING
 
@@ -233,7 +235,7 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
             module, _dot, name = path.rpartition(".")
             if name in off_limits.get(module, ()) or path in off_limits:
                 flag(node, "reference", path)
-            elif module in references.values() or module.startswith("mcpkit"):
+            elif path.startswith("mcpkit."):
                 same = references.get(id(_named(path)))
                 if same is not None:
                     flag(node, "reference", f"{path} (= {same})")
@@ -475,6 +477,13 @@ def built_on_reference(value: Any, off_limits: dict[str, Any]) -> str | None:
     return None
 
 
+def _built_on(value: Any, off_limits: dict[str, Any]) -> str | None:
+    try:
+        return built_on_reference(value, off_limits)
+    except Exception:  # noqa: BLE001 - an object whose attributes raise: the checks will say
+        return None
+
+
 def guarded(check: Callable[..., Any]) -> Callable[..., Any]:
     """``check`` (a lab's checker), first reading what it is handed the way the class grader
     will: a breach is reported by :func:`mcpkit.grading.core.run_checks` and fails the cell."""
@@ -485,7 +494,7 @@ def guarded(check: Callable[..., Any]) -> Callable[..., Any]:
         off_limits = getattr(sys.modules.get(check.__module__), "OFF_LIMITS", {})
         handed_in[:] = [
             Problem("handed", f"{getattr(v, '__qualname__', type(v).__name__)} → {path}")
-            for v in values if (path := built_on_reference(v, off_limits))]
+            for v in values if (path := _built_on(v, off_limits))]
         try:
             core._warnings[:] = notebook_warnings(values, check.__module__)
         except Exception:  # noqa: BLE001 - a warning we cannot compute is not a failure
