@@ -725,6 +725,22 @@ def test_a_report_shows_the_learners_value_cut_around_the_first_difference():
     assert lines["got:"].startswith("…") and len(lines["got:"]) < 200
 
 
+def test_a_body_read_as_headers_after_a_refused_message_gets_the_skip_hint():
+    """An InvalidHeader right after a MessageTooLarge is the refused message's body, not a
+    header the learner misread: the hint says to skip the body (an audit found the header
+    names' hint there, which sends a learner to the wrong code)."""
+    from mcpkit.framing import InvalidHeader, MessageTooLarge
+    from mcpkit.grading import lab01
+    from mcpkit.grading.core import Seen, Step
+
+    big, other = Seen.of(MessageTooLarge(123, 27)), Seen.of(MessageTooLarge(82, 27))
+    header = Seen.of(InvalidHeader("bad header"))
+    hint = lab01._framing_hint(None, Step("feed", [big, other]), Step("feed", [big, header]))
+    assert hint.startswith("after a MessageTooLarge, skip that message's body")
+    alone = lab01._framing_hint(None, Step("feed", [{"id": 1}]), Step("feed", [header]))
+    assert alone.startswith("header names are case-insensitive")
+
+
 def test_a_hint_is_shown_when_the_learners_code_raised_too():
     def broken():
         raise KeyError("x")

@@ -579,7 +579,15 @@ def _framing_hint(x: Schedule, expected: Step | None, got: Step | None) -> str |
         return [i.type if isinstance(i, Seen) else "value" for i in items]
 
     pairs = list(zip(kinds(want), kinds(have), strict=False))
-    first = next(((w, h) for w, h in pairs if w != h), (None, None))
+    at, first = next(((i, (w, h)) for i, (w, h) in enumerate(pairs) if w != h), (0, (None, None)))
+    if first[1] == "InvalidHeader" and "MessageTooLarge" in kinds(want)[:at]:
+        # Not the headers themselves: the body of the message refused just before was read
+        # as the next header section.
+        return _("after a MessageTooLarge, skip that message's body (its Content-Length says "
+                 "how many bytes) before reading the next header section",
+                 "después de un MessageTooLarge, salta el cuerpo de ese mensaje (su "
+                 "Content-Length dice cuántos bytes) antes de leer la siguiente sección de "
+                 "cabeceras")
     if first[0] == "InvalidHeader":
         return _("a Content-Length value is ASCII digits only, spaces around it allowed: no "
                  "sign, no decimal point, no hexadecimal, no other script's digits (str.isdigit "
