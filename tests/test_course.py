@@ -830,12 +830,21 @@ def test_a_reference_reached_through_another_modules_import_of_it_is_flagged():
                     assert any("the reference this lab asks" in f for f in found), \
                         (lab, code, found)
     assert reexports >= 20  # the session, registry, host and package re-exports, at least
+    # A name bound by plain assignment (or a parameter's default) to an import is followed.
+    for code in ("import mcpkit\npackage = mcpkit\nx = package.jsonrpc.classify",
+                 "import mcpkit\ndef f(m, p=mcpkit):\n    return p.jsonrpc.classify(m)",
+                 "import mcpkit\na, b = mcpkit, 1\nx = a.jsonrpc.classify",
+                 "import mcpkit\nif (p := mcpkit):\n    x = p.jsonrpc.classify"):
+        assert "mcpkit.jsonrpc.classify" in [p.name for p in sandbox.scan(
+            code, {}, grading.OFF_LIMITS["lab02_jsonrpc"])], code
+    found = sandbox.scan("import time\nclock = time\nclock.time = lambda: 0", {}, {})
+    assert [p.kind for p in found] == ["assign"]
     found = sandbox.scan("from mcpkit import session as s\nx = s.jsonrpc.classify({})", {},
                          grading.OFF_LIMITS["lab02_jsonrpc"])
     assert "mcpkit.session.jsonrpc.classify (= mcpkit.jsonrpc.classify)" in [
         p.name for p in found]
     # What merely shares a name, or is not off limits, still goes through.
-    assert sandbox.scan("from mcpkit.session import ClientSession", {},
+    assert sandbox.scan("from mcpkit.session import ServerError", {},
                         grading.OFF_LIMITS["lab01_framing"]) == []
     assert sandbox.scan("import mcpkit.__main__", {}, grading.OFF_LIMITS["lab01_framing"]) == []
 
@@ -859,6 +868,19 @@ def test_what_a_checker_is_handed_is_not_the_reference_under_another_name():
 
     assert sandbox.built_on_reference(Mine, off_limits) is None
     assert sandbox.built_on_reference(Mine().call, off_limits) is None
+    # The reference's methods transplanted into a class of one's own, or wrapped in a
+    # partial: the code that runs is the reference's.
+    transplanted = type("Dispatcher", (), dict(vars(type(Server("x").dispatcher))))
+    assert sandbox.built_on_reference(transplanted, off_limits).startswith(
+        "mcpkit.dispatch.Dispatcher.")
+    import functools
+
+    lab02 = grading.OFF_LIMITS["lab02_jsonrpc"]
+    from mcpkit import jsonrpc
+    assert sandbox.built_on_reference(functools.partial(jsonrpc.classify), lab02) == \
+        "mcpkit.jsonrpc.classify"
+    assert sandbox.built_on_reference(staticmethod(jsonrpc.classify), lab02) == \
+        "mcpkit.jsonrpc.classify"
     assert sandbox.built_on_reference(framing.NdjsonDecoder, off_limits) is None  # not lab 03's
     lab01 = grading.OFF_LIMITS["lab01_framing"]
     decoder = framing.decoder_for("ndjson")

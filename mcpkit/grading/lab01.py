@@ -29,7 +29,10 @@ from .core import (
 #: What this lab asks the learner to write: exercise code may not use mcpkit's own.
 OFF_LIMITS = {"mcpkit.framing": {"NdjsonDecoder", "ContentLengthDecoder", "encode_ndjson",
                                  "encode_content_length", "decoder_for", "encoder_for",
-                                 "_parse", "_loads"}}
+                                 "_parse", "_loads", "loads", "encode_json"},
+              # Routes to the same code: a session's decoder, the stdio server's loop.
+              "mcpkit.session": {"ClientSession"},
+              "mcpkit.transports.stdio": {"serve_stdio"}}
 
 
 

@@ -22,7 +22,10 @@ from .core import (
 )
 
 #: What this lab asks the learner to write: exercise code may not use mcpkit's own.
-OFF_LIMITS = {"mcpkit.jsonrpc": {"classify", "_is_id"}}
+OFF_LIMITS = {"mcpkit.jsonrpc": {"classify", "_is_id"},
+              # Routes to the same checks: a dispatcher answers -32600 for what classify refuses.
+              "mcpkit.dispatch": {"Dispatcher"}, "mcpkit.registry": {"Registry"},
+              "mcpkit.server": {"Server"}}
 
 
 

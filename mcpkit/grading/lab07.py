@@ -46,7 +46,9 @@ from .core import (
 )
 
 #: The pieces of mcpkit that do what the exercises ask.
-OFF_LIMITS = {"mcpkit.mrtr": {"StateSealer"}, "mcpkit.connection": {"Connection"}}
+OFF_LIMITS = {"mcpkit.mrtr": {"StateSealer"}, "mcpkit.connection": {"Connection"},
+              # A server's registry holds a StateSealer (Registry(..., state_secret=s).sealer).
+              "mcpkit.registry": {"Registry"}, "mcpkit.server": {"Server"}}
 
 MODERN = versions.LATEST_VERSION
 _REAL = object()  # stands for "mcpkit's real connection" in the era and discover trials

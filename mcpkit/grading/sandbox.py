@@ -195,6 +195,14 @@ def off_limits_objects(off_limits: dict[str, Any]) -> dict[int, str]:
     return objects
 
 
+def _annotations(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.arg | ast.AnnAssign):
+        return [node.annotation] if node.annotation is not None else []
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+        return [node.returns]
+    return []
+
+
 def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
          cell: str = "cell") -> list[Problem]:
     """What is wrong with ``code`` (one exercise cell); empty when nothing is.
@@ -237,6 +245,13 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
                 flag(node, "reference", path)
             elif path.startswith("mcpkit."):
                 same = references.get(id(_named(path)))
+                parts = path.split(".")
+                for end in range(len(parts) - 1, 1, -1):  # a member of a reference class
+                    if same is not None:
+                        break
+                    owner = _named(".".join(parts[:end]))
+                    if isinstance(owner, type) and id(owner) in references:
+                        same = references[id(owner)] + "." + ".".join(parts[end:])
                 if same is not None:
                     flag(node, "reference", f"{path} (= {same})")
 
@@ -250,7 +265,41 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
         for name in names:
             check_path(node, f"{module}.{name}")
 
+    def aliases(node: ast.AST) -> list[tuple[str, ast.AST]]:
+        """(name, expression) pairs ``node`` binds by plain assignment: ``m = mcpkit``,
+        ``a, b = x, y``, ``(m := mcpkit)``, and a parameter's default (``def f(m=mcpkit)``)."""
+        pairs: list[tuple[ast.AST, ast.AST]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(target, node.value) for target in node.targets]
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, ast.arguments):
+            positional = [*node.posonlyargs, *node.args]
+            pairs = [*zip(positional[len(positional) - len(node.defaults):], node.defaults,
+                          strict=True),
+                     *((arg, default) for arg, default in zip(node.kwonlyargs,
+                                                              node.kw_defaults, strict=True)
+                       if default is not None)]
+        found: list[tuple[str, ast.AST]] = []
+        for target, value in pairs:
+            sequences = ast.Tuple | ast.List
+            if isinstance(target, sequences) and isinstance(value, sequences) \
+                    and len(target.elts) == len(value.elts):
+                pairs += list(zip(target.elts, value.elts, strict=True))
+            elif isinstance(target, ast.Name | ast.arg):
+                found.append((target.id if isinstance(target, ast.Name) else target.arg, value))
+        return found
+
+    # Names in annotations only describe: `host: Host` uses nothing.
+    annotations = {id(n) for node in ast.walk(tree) for a in _annotations(node)
+                   for n in ast.walk(a)}
+
     for node in ast.walk(tree):
+        for name, value in aliases(node):  # a name that stands for an import, renamed
+            path = dotted(value)
+            if path:
+                bound[name] = path
+                check_path(node, path)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
@@ -271,6 +320,11 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
                 bound[alias.asname or alias.name] = f"{module}.{alias.name}"
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             flag(node, "name", node.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                and node.id in bound and id(node) not in annotations:
+            path = bound[node.id]  # a reference the setup imported, used by its name
+            if path.startswith("mcpkit.") and id(_named(path)) in references:
+                flag(node, "reference", path)
         elif isinstance(node, ast.Attribute):
             attr = node.attr
             if attr.startswith("__") and attr.endswith("__") and attr not in ALLOWED_DUNDERS:
@@ -457,23 +511,54 @@ def notebook_warnings(values: Iterable[Any], lab_module: str) -> list[str]:
 handed_in: list[Problem] = []
 
 
+def _functions(value: Any) -> list[Any]:
+    """The functions ``value`` runs when called: itself, or what a method, a static or class
+    method, a property or a ``functools.partial`` wraps."""
+    if isinstance(value, property):
+        return [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+    for attr in ("__func__", "func"):  # methods, static and class methods; partial
+        inner = getattr(value, attr, None)
+        if callable(inner):
+            return _functions(inner)
+    return [value] if hasattr(value, "__code__") else []
+
+
+def _reference_code(references: dict[int, str]) -> dict[Any, str]:
+    """The code object of every off-limits function, and of every function of an off-limits
+    class (mcpkit's classes in its MRO included) -> the path to name it by."""
+    codes: dict[Any, str] = {}
+    for path in references.values():
+        value = _named(path)
+        owners = [k for k in value.__mro__ if k.__module__.startswith("mcpkit")] \
+            if isinstance(value, type) else []
+        for owner in owners:
+            for name, member in vars(owner).items():
+                for function in _functions(member):
+                    codes.setdefault(function.__code__, f"{path}.{name}")
+        for function in ([] if owners else _functions(value)):
+            codes.setdefault(function.__code__, path)
+    return codes
+
+
 def built_on_reference(value: Any, off_limits: dict[str, Any]) -> str | None:
-    """The off-limits path ``value`` is, or is built on (a class deriving from it, a method
-    of it), or None."""
+    """The off-limits path ``value`` is, or is built on, or None: the reference itself, a
+    class deriving from it, or any function (a method taken out of a reference class, a
+    class whose methods are the reference's, a partial of it) whose code is the reference's."""
     references = off_limits_objects(off_limits)
-    candidates = [value, getattr(value, "__func__", None)]
+    if id(value) in references:
+        return references[id(value)]
+    members: list[Any] = [value]
     if isinstance(value, type):
-        candidates += value.__mro__[1:]
-    code = getattr(value, "__code__", None)
-    for found in candidates:
-        if found is not None and id(found) in references:
-            return references[id(found)]
-    if code is not None:  # the function of an off-limits class, taken out of it
-        for path in references.values():
-            owner = _named(path)
-            if isinstance(owner, type) and any(
-                    getattr(member, "__code__", None) is code for member in vars(owner).values()):
-                return f"{path}.{value.__name__}"
+        for klass in value.__mro__[1:]:
+            if id(klass) in references:
+                return references[id(klass)]
+        members += [m for klass in value.__mro__ if klass is not object
+                    for m in vars(klass).values()]
+    codes = _reference_code(references)
+    for member in members:
+        for function in _functions(member):
+            if function.__code__ in codes:
+                return codes[function.__code__]
     return None
 
 
