@@ -986,6 +986,25 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "arrancó: si pasaron stable_after segundos o más, llama a "
                     "backoff.success() antes de contar el fallo; un arranque correcto por sí "
                     "solo no prueba nada (puede volver a caerse en el acto)")),
+        case(_("stable, then killed at once, again and again: the streak counts from the "
+               "last restart", "estable y luego lo matan en el acto una y otra vez: la racha "
+               "se cuenta desde el último reinicio"),
+             rigged(make, lambda rig: _kill_and_return(rig, 3, {0})),
+             kills(True, True, [True, True, True], ["success", "failure", "failure", "failure"],
+                   True, [None] * 3, [(3, True)]),
+             hint=_("compare self.clock() with the time *this* server started (at each "
+                    "restart), not with the time of start()",
+                    "compara self.clock() con la hora a la que arrancó *este* servidor (en "
+                    "cada reinicio), no con la hora de start()")),
+        case(_("close() while a killed server waits to restart: nothing starts again",
+               "close() mientras un servidor al que mataron espera su reinicio: no vuelve a "
+               "arrancar nada"),
+             rigged(make, _killed_then_closed, block_after=1),
+             _labels([True, True, True, *ok_end], *_KILLED_CLOSED, *_OK_END),
+             hint=_("close() may come while the thread sleeps: when it wakes, check that "
+                    "close() was not called before starting the command again",
+                    "close() puede llegar mientras el hilo duerme: cuando despierte, y antes "
+                    "de volver a arrancar el comando, comprueba que no se llamó a close()")),
         case(_("up exactly stable_after seconds is stable",
                "un servidor en marcha exactamente stable_after segundos cuenta como "
                "estable"),
@@ -1033,6 +1052,21 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "en un threading.Event que close() activa (time.sleep no se puede cortar)")),
     ]
     run_checks(results)
+
+
+_KILLED_CLOSED = (("start() returned", "start() devolvió"),
+                  ("a server came up", "un servidor arrancó"),
+                  ("killed, and waiting to restart", "muerto y esperando el reinicio"))
+
+
+def _killed_then_closed(rig: Rig) -> dict[str, Any]:
+    """Kill the server, and leave the supervisor in its first backoff sleep: the rig's
+    close() releases that sleep while close() runs, with a command that would start."""
+    started = _start(rig)
+    first = rig.wait_for_new_pid(None)
+    killed = rig.kill(first)
+    waiting = killed and rig.wait_for_failures(1)
+    return _labels([seen(started), first is not None, waiting], *_KILLED_CLOSED)
 
 
 def _never_starts(rig: Rig) -> dict[str, Any]:
