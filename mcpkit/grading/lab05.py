@@ -762,6 +762,12 @@ def check_end_of_stream(make_session: Callable[..., Any]) -> None:
         second = _call(x, "echo", timeout=8.0)
         return [first, second, time.monotonic() - started < 5.0]
 
+    def after_hangup(x: Any) -> Any:
+        first = _call(x, "hangup", timeout=8.0)
+        started = time.monotonic()
+        second = _call(x, "echo", timeout=8.0)
+        return [first, second, time.monotonic() - started < 5.0]
+
     closed = _raised("SessionClosed")
     results = [
         case(_("the server dies mid-call: SessionClosed", "el servidor muere a mitad de la "
@@ -786,6 +792,14 @@ def check_end_of_stream(make_session: Callable[..., Any]) -> None:
                     "recuerda que la sesión terminó; una solicitud en una sesión muerta lanza "
                     "SessionClosed sin esperar (escribir también puede lanzar "
                     "BrokenPipeError: conviértelo en SessionClosed)")),
+        case(_("the server closed its output but still reads: a request fails at once with "
+               "SessionClosed", "el servidor cerró su salida pero sigue leyendo: una solicitud "
+               "falla en el acto con SessionClosed"),
+             scenario(s, after_hangup), [closed, closed, True],
+             hint=_("remember that the session ended (set a flag when the reader's loop "
+                    "ends): writing may well succeed, but no answer will ever come",
+                    "recuerda que la sesión terminó (pon una marca cuando acabe el bucle del "
+                    "lector): escribir puede funcionar, pero nunca llegará una respuesta")),
         case(_("close(): no thread of the session left, the server exits",
                "close(): no queda ningún hilo de la sesión y el servidor termina"),
              _leftovers(s, lambda x: _call(x, "echo")), [{"echo": {}}, None, 0, True],

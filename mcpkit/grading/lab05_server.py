@@ -21,6 +21,8 @@ on standard output; what it does depends on the method of each request:
 ``silent``      is never answered
 ``cancelled``   answers with the methods of the requests a ``notifications/cancelled`` named
 ``die``         exits at once (status 3), answering nothing
+``hangup``      closes its standard output (the client reads the end of the stream) and goes
+                on reading its input, answering nothing, until the input ends
 ==============  ==============================================================================
 
 Every request id must be new, and an integer or a string, and ``params``, when present, an
@@ -67,6 +69,7 @@ def raw(line):
 
 
 received = {}  # method -> how many messages named it
+hung_up = False  # after "hangup": stdout is closed, stdin still read (and nothing answered)
 
 
 def summary(how):
@@ -75,6 +78,7 @@ def summary(how):
 
 
 def main():
+    global hung_up
     if os.environ.get("MCPKIT_LAB05_READY"):  # the grader's checks time requests from here
         sys.stderr.write('{"ready": true}\n')
         sys.stderr.flush()
@@ -92,6 +96,8 @@ def main():
             continue
         method = message.get("method")
         received[str(method)] = received.get(str(method), 0) + 1
+        if hung_up:
+            continue
         absent = "params" not in message
         params = message.get("params", {})
         if not isinstance(params, dict | list):
@@ -164,6 +170,11 @@ def main():
             pass
         elif method == "cancelled":
             answer(request_id, {"cancelled": list(cancelled)})
+        elif method == "hangup":
+            fd = _out.fileno()
+            _out.close()  # (sys.stdout's buffer does not own fd 1)
+            os.close(fd)  # the client reads the end of the stream; its writes still succeed
+            hung_up = True
         elif method == "die":
             _out.flush()
             summary("die")
@@ -179,6 +190,6 @@ def _key(request_id):
 if __name__ == "__main__":
     try:
         main()
-        summary("eof")
+        summary("hangup" if hung_up else "eof")
     except (BrokenPipeError, KeyboardInterrupt):
         pass
