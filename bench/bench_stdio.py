@@ -382,14 +382,10 @@ def print_workloads(rates: dict[tuple[str, str], list[float]]) -> None:
               f"{ours / sdk:10.1f}x")
 
 
-def _process_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def eras_cpu(server: list[str], rounds: int, calls: int = 30000) -> None:
     """100 calls in flight, mcpkit to mcpkit, per era: calls/s and each side's CPU per call."""
+    from bench_http import cpu_seconds  # (this script's folder: the HTTP bench's helper)
+
     from mcpkit.client import Client
 
     rows: dict[str, list[tuple[float, float, float]]] = {"2026-07-28": [], "2025-11-25": []}
@@ -405,11 +401,11 @@ def eras_cpu(server: list[str], rounds: int, calls: int = 30000) -> None:
                             request.result()
                 batches(2000)  # warm up
                 pid = client._process.pid
-                server0, client0 = _process_cpu(pid), sum(os.times()[:2])
+                server0, client0 = cpu_seconds(pid), sum(os.times()[:2])
                 began = time.perf_counter()
                 batches(calls)
                 elapsed = time.perf_counter() - began
-                found.append((calls / elapsed, (_process_cpu(pid) - server0) / calls * 1e6,
+                found.append((calls / elapsed, (cpu_seconds(pid) - server0) / calls * 1e6,
                               (sum(os.times()[:2]) - client0) / calls * 1e6))
     print(f"{'era (100 in flight)':<22} {'calls/s':>9} {'server CPU us/call':>19} "
           f"{'client CPU us/call':>19}   (medians of {rounds} rounds)")

@@ -195,6 +195,20 @@ def off_limits_objects(off_limits: dict[str, Any]) -> dict[int, str]:
     return objects
 
 
+def _reference_of(path: str, references: dict[int, str]) -> str | None:
+    """The off-limits path ``path`` names: the same object, or a member of a reference class
+    (``mcpkit.host.Host.anthropic_tools``)."""
+    same = references.get(id(_named(path)))
+    parts = path.split(".")
+    for end in range(len(parts) - 1, 1, -1):
+        if same is not None:
+            return same
+        owner = _named(".".join(parts[:end]))
+        if isinstance(owner, type) and id(owner) in references:
+            same = references[id(owner)] + "." + ".".join(parts[end:])
+    return same
+
+
 def _annotations(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.arg | ast.AnnAssign):
         return [node.annotation] if node.annotation is not None else []
@@ -243,17 +257,8 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
             module, _dot, name = path.rpartition(".")
             if name in off_limits.get(module, ()) or path in off_limits:
                 flag(node, "reference", path)
-            elif path.startswith("mcpkit."):
-                same = references.get(id(_named(path)))
-                parts = path.split(".")
-                for end in range(len(parts) - 1, 1, -1):  # a member of a reference class
-                    if same is not None:
-                        break
-                    owner = _named(".".join(parts[:end]))
-                    if isinstance(owner, type) and id(owner) in references:
-                        same = references[id(owner)] + "." + ".".join(parts[end:])
-                if same is not None:
-                    flag(node, "reference", f"{path} (= {same})")
+            elif path.startswith("mcpkit.") and (same := _reference_of(path, references)):
+                flag(node, "reference", f"{path} (= {same})")
 
     def check_star(node: ast.AST, module: str) -> None:
         """``from module import *``: the names it binds are not in the code to check."""
@@ -281,7 +286,7 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
                                                               node.kw_defaults, strict=True)
                        if default is not None)]
         found: list[tuple[str, ast.AST]] = []
-        for target, value in pairs:
+        for target, value in pairs:  # (a, b) = (x, y) adds its pairs to the loop's list
             sequences = ast.Tuple | ast.List
             if isinstance(target, sequences) and isinstance(value, sequences) \
                     and len(target.elts) == len(value.elts):
@@ -545,6 +550,10 @@ def built_on_reference(value: Any, off_limits: dict[str, Any]) -> str | None:
     class deriving from it, or any function (a method taken out of a reference class, a
     class whose methods are the reference's, a partial of it) whose code is the reference's."""
     references = off_limits_objects(off_limits)
+    return _built_on(value, references, _reference_code(references))
+
+
+def _built_on(value: Any, references: dict[int, str], codes: dict[Any, str]) -> str | None:
     if id(value) in references:
         return references[id(value)]
     members: list[Any] = [value]
@@ -554,7 +563,6 @@ def built_on_reference(value: Any, off_limits: dict[str, Any]) -> str | None:
                 return references[id(klass)]
         members += [m for klass in value.__mro__ if klass is not object
                     for m in vars(klass).values()]
-    codes = _reference_code(references)
     for member in members:
         for function in _functions(member):
             if function.__code__ in codes:
@@ -562,11 +570,20 @@ def built_on_reference(value: Any, off_limits: dict[str, Any]) -> str | None:
     return None
 
 
-def _built_on(value: Any, off_limits: dict[str, Any]) -> str | None:
-    try:
-        return built_on_reference(value, off_limits)
-    except Exception:  # noqa: BLE001 - an object whose attributes raise: the checks will say
-        return None
+def _handed(values: list[Any], off_limits: dict[str, Any]) -> list[Problem]:
+    """What :func:`guarded` flags among the values a checker is handed."""
+    references = off_limits_objects(off_limits)
+    codes = _reference_code(references)
+    problems = []
+    for value in values:
+        try:
+            path = _built_on(value, references, codes)
+        except Exception:  # noqa: BLE001 - an object whose attributes raise: the checks say
+            continue
+        if path:
+            name = getattr(value, "__qualname__", type(value).__name__)
+            problems.append(Problem("handed", f"{name} → {path}"))
+    return problems
 
 
 def guarded(check: Callable[..., Any]) -> Callable[..., Any]:
@@ -577,9 +594,7 @@ def guarded(check: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         values = [*args, *kwargs.values()]
         off_limits = getattr(sys.modules.get(check.__module__), "OFF_LIMITS", {})
-        handed_in[:] = [
-            Problem("handed", f"{getattr(v, '__qualname__', type(v).__name__)} → {path}")
-            for v in values if (path := _built_on(v, off_limits))]
+        handed_in[:] = _handed(values, off_limits)
         try:
             core._warnings[:] = notebook_warnings(values, check.__module__)
         except Exception:  # noqa: BLE001 - a warning we cannot compute is not a failure
