@@ -26,6 +26,7 @@ nbformat = pytest.importorskip("nbformat")
 from mcpkit.course import build as course_build  # noqa: E402
 from mcpkit.course import grade as course_grade  # noqa: E402
 from mcpkit.course import workspace  # noqa: E402
+from mcpkit.grading import core as grading_core  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,6 +88,23 @@ def test_a_wrong_part_shows_its_first_failed_case(tmp_path):
     assert lines[4].lstrip().startswith("got:")
     assert re.search(r"\(\d+ more failing: .* — --all shows every failing check\)", sheet)
     assert lines[-1].startswith("Score: ")
+
+
+def test_all_shows_the_details_of_every_failing_check_not_only_the_first_few(tmp_path):
+    """The graded cell details its first few failures (MAX_DETAILED_FAILURES); --all asks
+    for every one, so no failing check is listed with nothing under it."""
+    nb = filled("lab02_jsonrpc", "en", solved=3)
+    first = next(c for c in nb.cells if "exercise" in tags(c))
+    first.source += "\n\ndef classify(message):\n    return 'request'\n"
+    path = tmp_path / "lab02_jsonrpc.ipynb"
+    nbformat.write(nb, path)
+    lang, parts = course_grade.check_one(path, ROOT, every_detail=True)
+    sheet = course_grade.format_parts("lab02_jsonrpc", lang, parts, show_all=True)
+    part1 = sheet.split("✗ Part 1")[1].split("✓ Part 2")[0].splitlines()[1:]
+    failing = [i for i, line in enumerate(part1) if line.startswith("    ✗ ")]
+    assert len(failing) > grading_core.MAX_DETAILED_FAILURES, part1
+    for i in failing:
+        assert i + 1 < len(part1) and part1[i + 1].startswith("        "), part1[i]
 
 
 def test_a_failing_part_shows_every_field_of_its_check_and_all_of_them_on_request(tmp_path):

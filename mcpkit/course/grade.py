@@ -474,7 +474,8 @@ def part_names(nb: nbformat.NotebookNode) -> dict[str, str]:
 
 
 def check_one(path: Path, root: Path, timeout: int = 60,
-              nb: nbformat.NotebookNode | None = None) -> tuple[str, list[Part]]:
+              nb: nbformat.NotebookNode | None = None,
+              every_detail: bool = False) -> tuple[str, list[Part]]:
     """Grade one learner's lab the way the class grader does (exercise code only, each part
     in its own sandbox process), with the notebook's own seed and cases.
 
@@ -482,7 +483,8 @@ def check_one(path: Path, root: Path, timeout: int = 60,
     Setup and demo cells are not parts: only graded cells score, so a demo cell that was
     never run costs nothing. A file that is no longer a notebook raises
     :class:`~mcpkit.course.workspace.Unreadable`. ``nb``: the notebook, when the caller has
-    read it already.
+    read it already. ``every_detail``: every failing check's details, not only the first
+    few a graded cell prints (for ``--all``).
     """
     from .workspace import read_copy
 
@@ -496,6 +498,8 @@ def check_one(path: Path, root: Path, timeout: int = 60,
     parts = [Part(names[c.id], Graded(c.id, i, _points(c), _expected_total(c)))
              for i, c in enumerate(_sources(pristine, "graded"))]
     jobs = part_jobs(nb, pristine, lab, lang, seed=None, scale=1)  # type: ignore[arg-type]
+    if every_detail:
+        jobs = [dict(job, every_detail=True) for job in jobs]
     with ThreadPoolExecutor(max_workers=min(2, len(jobs) or 1)) as pool:
         answers = list(pool.map(lambda job: run_part(job, timeout), jobs))
     for part, answer in zip(parts, answers, strict=True):

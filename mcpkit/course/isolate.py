@@ -122,7 +122,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                         "problems": [], "report": ""}
 
     grading.set_language(job["lang"])
-    core.configure(job["seed"], job["scale"])
+    core.configure(job["seed"], job["scale"], every_detail=job.get("every_detail", False))
     namespace["grading"] = grading  # the real one, whatever the cells did with the name
     printed = io.StringIO()
     verdicts = core.verdicts  # bound now: the list object itself is what counts

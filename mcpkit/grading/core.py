@@ -37,6 +37,7 @@ import logging
 import os
 import random
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -51,6 +52,7 @@ CASE_TIME_LIMIT = 5.0
 CASE_WAIT_LIMIT = 15.0
 #: Failed cases reported in full; the rest are listed by name only.
 MAX_DETAILED_FAILURES = 6
+_detailed = MAX_DETAILED_FAILURES  # configure(every_detail=True): all of them (grade --all)
 _MAX_REPR = 160
 
 _language = "en"
@@ -148,7 +150,7 @@ def run_checks(results: Iterable[CaseResult]) -> None:
             lines.append(f"  ✓ {r.name}")
             continue
         lines.append(f"  ✗ {r.name}")
-        if detailed < MAX_DETAILED_FAILURES and not not_started:
+        if detailed < _detailed and not not_started:
             lines.extend(f"      {d}" for d in r.details)
             detailed += 1
     if detailed < total - passed and not not_started:
@@ -502,10 +504,12 @@ _hidden = False
 T = TypeVar("T")
 
 
-def configure(seed: int | None = None, scale: int = 1) -> None:
+def configure(seed: int | None = None, scale: int = 1, every_detail: bool = False) -> None:
     """Set the seed and the case multiplier of every differential check (the class grader's
-    hidden run). ``configure()`` goes back to the notebook's fixed seed."""
-    global _seed, _scale, _hidden
+    hidden run). ``configure()`` goes back to the notebook's fixed seed. ``every_detail``:
+    report the details of every failed check, not only the first few."""
+    global _seed, _scale, _hidden, _detailed
+    _detailed = sys.maxsize if every_detail else MAX_DETAILED_FAILURES
     _seed = DEFAULT_SEED if seed is None else seed
     _scale = max(1, scale)
     _hidden = seed is not None or scale > 1

@@ -69,8 +69,8 @@ ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __class__ __doc__".s
 WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools",
                   "functools", "re", "logging")
 #: Module state of mcpkit that legitimately changes while checks run.
-CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "verdicts",
-                                       "_collector", "_warnings",
+CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden", "_detailed",
+                                       "verdicts", "_collector", "_warnings",
                                        "names_seen"},
                "mcpkit.grading.sandbox": {"handed_in"},
                "mcpkit.deprecations": {"_warned"}}  # which warnings were given
