@@ -10,7 +10,7 @@ cycles of any kind). Read a lesson's layer without anything above it.
 ============  ==========================================================================
 protocol      logs versions deprecations tracing jsonrpc framing dispatch params
 definitions   schema validation content mrtr tasks
-server core   context registry connection
+server core   context context_use registry connection
 byte pumps    transports.stdio transports.process transports.memory
 server        server apps
 HTTP          transports.http_security transports.http_headers transports.http_protocol

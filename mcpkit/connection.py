@@ -143,8 +143,10 @@ class Connection:
         ``reply`` is where this message's response and request-scoped notifications go
         (progress, log messages, a listen stream); by default the connection's ``send``.
         HTTP gives each POST its own. ``may_block``: the caller's thread may wait as long as
-        the handler does (HTTP's executor, for a 2026-07-28 request), so a handler that
-        takes a Context runs right here rather than on one of the connection's call threads.
+        the handler does (HTTP's executor), so a handler that takes a Context runs right here
+        rather than on one of the connection's call threads: in a 2026-07-28 request always,
+        in a legacy session when it cannot wait for another message (it never asks the
+        client, :mod:`mcpkit.context_use`), which only another thread could read.
         """
         reply = reply or self.send
         try:
@@ -285,9 +287,10 @@ class Connection:
         ctx.cancelled = threading.Event()
         with self._state_lock:
             self.in_flight[request_id] = ctx
-        if may_block and ctx.era == "modern":
+        if may_block and (ctx.era == "modern" or not self._asks_client(method, params)):
             # A modern request waits on nothing this connection could receive later (no
-            # requests to the client; cancellation comes from the transport): no thread.
+            # requests to the client; cancellation comes from the transport), nor does a
+            # legacy handler that only reports progress or logs: no thread.
             self._serve_on_thread(ctx)
             return
         self._call_threads().run(self._serve_on_thread, ctx)
@@ -316,19 +319,30 @@ class Connection:
         """Whether a request's handler takes a Context, so it may wait on the client (legacy
         elicitation, sampling, roots) or on cancellation. Such a handler must not run on the
         reader: the answer it waits for could only be read by the thread it blocks."""
-        server = self.server
         if method == "tasks/result":
             return True  # (2025-11-25) it waits for the task to end
-        if method == "tools/call":
-            handler = server.tools.get(params["name"])
-        elif method == "prompts/get":
-            handler = server.prompts.get(params["name"])
-        elif method == "resources/read":
-            found = server._find_resource(params["uri"])
-            handler = found[0] if found else None
-        else:
-            return False
+        handler = self._handler(method, params)
         return handler is not None and handler.context_param is not None
+
+    def _asks_client(self, method: str, params: dict[str, Any]) -> bool:
+        """Whether a handler with a Context may wait for another message of this
+        connection (see :mod:`mcpkit.context_use`); if not, a thread that may block can run
+        it in a legacy session too."""
+        if method == "tasks/result":
+            return True
+        handler = self._handler(method, params)
+        return handler is None or handler.asks_client
+
+    def _handler(self, method: str, params: dict[str, Any]) -> Any:
+        server = self.server
+        if method == "tools/call":
+            return server.tools.get(params["name"])
+        if method == "prompts/get":
+            return server.prompts.get(params["name"])
+        if method == "resources/read":
+            found = server._find_resource(params["uri"])
+            return found[0] if found else None
+        return None
 
     def _context_for(
         self, request_id: jsonrpc.RequestId, method: str, params: dict[str, Any], reply: Send

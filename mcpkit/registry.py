@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from . import content as content_mod
-from . import jsonrpc, mrtr, schema, validation, versions
+from . import context_use, jsonrpc, mrtr, schema, validation, versions
 from . import tasks as tasks_mod
 from .context import Context
 from .dispatch import Dispatcher
@@ -58,7 +58,7 @@ class Listener(Protocol):
 class Tool:
     __slots__ = ("name", "fn", "input_schema", "description", "title", "annotations",
                  "output_schema", "context_param", "icons", "validator", "task_support",
-                 "defer_task", "meta", "listed_if")
+                 "defer_task", "meta", "listed_if", "asks_client")
 
     def __init__(self, name: str, fn: Callable[..., Any], input_schema: dict[str, Any],
                  description: str = "", title: str | None = None,
@@ -78,6 +78,9 @@ class Tool:
         # The definition's _meta (an extension's fields: mcpkit.apps puts its view there),
         # and who sees the tool in tools/list: a test of the client's capabilities.
         self.meta, self.listed_if = meta, listed_if
+        # Whether a call may wait on the client (mcpkit.context_use); a task runs on.
+        self.asks_client = context_param is not None and (
+            task_support != "forbidden" or context_use.may_ask_client(fn, context_param))
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -103,7 +106,7 @@ class Tool:
 
 class Resource:
     __slots__ = ("uri", "fn", "name", "description", "mime_type", "title", "pattern",
-                 "context_param", "meta")
+                 "context_param", "meta", "asks_client")
 
     def __init__(self, uri: str, fn: Callable[..., Any], name: str, description: str = "",
                  mime_type: str | None = None, title: str | None = None,
@@ -112,6 +115,8 @@ class Resource:
         self.uri, self.fn, self.name, self.description = uri, fn, name, description
         self.mime_type, self.title, self.pattern = mime_type, title, pattern
         self.context_param, self.meta = context_param, meta
+        self.asks_client = context_param is not None and context_use.may_ask_client(
+            fn, context_param)
 
     def __repr__(self) -> str:
         return f"Resource({self.uri!r})"
@@ -131,13 +136,16 @@ class Resource:
 
 
 class Prompt:
-    __slots__ = ("name", "fn", "arguments", "description", "title", "context_param")
+    __slots__ = ("name", "fn", "arguments", "description", "title", "context_param",
+                 "asks_client")
 
     def __init__(self, name: str, fn: Callable[..., Any], arguments: list[dict[str, Any]],
                  description: str = "", title: str | None = None,
                  context_param: str | None = None) -> None:
         self.name, self.fn, self.arguments, self.description = name, fn, arguments, description
         self.title, self.context_param = title, context_param
+        self.asks_client = context_param is not None and context_use.may_ask_client(
+            fn, context_param)
 
     def __repr__(self) -> str:
         return f"Prompt({self.name!r})"

@@ -18,6 +18,7 @@ from conftest import SPEC, modern_meta, validate, wait_until
 from mcpkit import connection as connection_mod
 from mcpkit import framing, jsonrpc
 from mcpkit.context import Context
+from mcpkit.context_use import may_ask_client
 from mcpkit.dispatch import Dispatcher
 from mcpkit.schema import SchemaError, function_schema, return_schema, type_schema
 from mcpkit.server import Server
@@ -336,3 +337,79 @@ def test_spec_examples_round_trip_and_validate(path):
 
 def test_there_are_spec_examples():
     assert len(EXAMPLES) >= 80
+
+
+# -- which handlers may wait on the client (mcpkit.context_use) ----------------------------
+
+
+def _reports(text: str, ctx: Context) -> str:
+    ctx.log("info", text)
+    ctx.progress(1, total=2, message="half")
+    return f"{ctx.request_id} {ctx.client_supports('roots')}"
+
+
+def _elicits(text: str, ctx: Context) -> object:
+    return ctx.elicit(text, {"type": "object"})
+
+
+def _passes_it_on(text: str, ctx: Context) -> object:
+    return _elicits(text, ctx)
+
+
+def _aliases(text: str, ctx: Context) -> object:
+    c = ctx
+    return c.list_roots()
+
+
+def _waits_for_cancellation(text: str, ctx: Context) -> bool:
+    return ctx.cancelled.wait(1)
+
+
+def _through_a_bound_method(text: str, ctx: Context) -> object:
+    return ctx.progress.__self__.sample(text)
+
+
+def _through_locals(text: str, ctx: Context) -> object:
+    return locals()["ctx"].ask({})
+
+
+def _captures(text: str, ctx: Context) -> object:
+    def later() -> object:
+        return ctx.elicit(text, {})
+    return later()
+
+
+async def _a_coroutine(text: str, ctx: Context) -> None:
+    ctx.progress(1)
+
+
+def _wrapped(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@pytest.mark.parametrize("fn, asks", [
+    (_reports, False),
+    (_elicits, True),
+    (_passes_it_on, True),
+    (_aliases, True),
+    (_waits_for_cancellation, True),
+    (_through_a_bound_method, True),
+    (_through_locals, True),
+    (_captures, True),
+    (_a_coroutine, True),
+    (_wrapped(_reports), True),  # the wrapper's code is what runs: it passes ctx on
+    (lambda text, ctx: ctx.progress(1), False),
+    (lambda text, ctx: ctx, True),  # returned: anything may be done with it later
+])
+def test_only_a_handler_that_only_reports_through_its_context_cannot_ask_the_client(fn, asks):
+    assert may_ask_client(fn, "ctx") is asks
+
+
+def test_a_context_param_the_function_does_not_name_counts_as_asking():
+    assert may_ask_client(_reports, "context") is True
+    assert may_ask_client(print, "ctx") is True  # not a Python function: nothing to read

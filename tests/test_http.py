@@ -793,6 +793,48 @@ def test_a_modern_context_tool_runs_on_the_executor_until_quick_and_can_be_cance
         assert not served.app._quick.inline(("tools/call", "wait"))
 
 
+def _thread_name(ctx: Context) -> str:
+    return threading.current_thread().name
+
+
+def test_a_legacy_tool_that_only_reports_needs_no_call_thread_one_that_may_ask_keeps_it(
+        monkeypatch) -> None:
+    """2025-11-25: a tool whose Context, by its code, only reports progress cannot wait for
+    another message of the session, so it is served like a 2026-07-28 one: on the executor's
+    thread, then on the event loop once quick (no thread hop), its progress streamed before
+    its result. A tool that passes its Context on may ask the client (the answer comes in
+    another POST), so it keeps a call thread of its own."""
+    monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)  # a loaded machine's 2 ms
+    threads = Server("where", "1")
+
+    @threads.tool
+    def where(ctx: Context) -> str:
+        """Report progress once, then name the thread this runs on."""
+        ctx.progress(1, 1)
+        return threading.current_thread().name
+
+    @threads.tool
+    def passes_it_on(ctx: Context) -> str:
+        """Name the thread, through a helper given the Context."""
+        return _thread_name(ctx)
+
+    with HttpServerThread(threads) as served:
+        session = Legacy(served.url)
+        names = []
+        for n in range(3):
+            *notes, final = messages(session.request(
+                "tools/call", {"name": "where", "arguments": {}, "_meta": {"progressToken": n}}))
+            assert [note["params"]["progressToken"] for note in notes] == [n]
+            names.append(text_of(final))
+        assert names[0].startswith("mcpkit-http_")  # an executor thread, before it was known
+        assert served.app._quick.inline(("tools/call", "where"))
+        assert not names[-1].startswith(("mcpkit-http_", "mcpkit-call"))  # the event loop's
+        for _ in range(3):
+            final = messages(session.request("tools/call", {"name": "passes_it_on",
+                                                            "arguments": {}}))[-1]
+            assert text_of(final) == "mcpkit-call"
+
+
 def test_a_quick_tool_slow_once_runs_inline_again_after_quick_answers(monkeypatch) -> None:
     """One pause (a garbage collection, a busy machine) sends a quick tool to the executor;
     answering quickly there PROMOTE_AFTER times in a row brings it back, and a tool that

@@ -477,8 +477,9 @@ class _QuickHandlers:
     of its own either way, and handing it that thread is what takes no time; a 2026-07-28
     request's runs on the executor's thread, which may wait, and once it answers quickly,
     inline like any other: its progress reports then reach the response with no thread
-    hop.) This is a speed-up that costs reading: without it, everything would simply go to
-    the executor.
+    hop. So does a legacy one whose Context, by its code, only reports or logs:
+    :mod:`mcpkit.context_use`.) This is a speed-up that costs reading: without it,
+    everything would simply go to the executor.
     """
 
     def __init__(self, server: Server) -> None:
@@ -1177,13 +1178,14 @@ def _receive(connection: Connection, message: dict[str, Any], reply: Callable[[A
              modern: bool = False) -> None:
     """``connection.receive``, timed for :class:`_QuickHandlers`: a bug must not leave the
     client waiting. ``modern``: a 2026-07-28 request, whose envelope and ``_meta`` the
-    transport has checked, and whose handler may block this thread."""
+    transport has checked. Either way a handler may block this thread, unless it may wait
+    for another message of a legacy session (the connection gives that one a thread)."""
     started = time.perf_counter()
     try:
         if modern:
             connection.receive_request(message, reply, may_block=True)
         else:
-            connection.receive(message, reply)
+            connection.receive(message, reply, may_block=True)
     except Exception:
         log.exception("the server failed on %s", message.get("method"))
         reply(jsonrpc.error_response(message.get("id"), jsonrpc.INTERNAL_ERROR,
