@@ -159,11 +159,11 @@ class AppBridge:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return [jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST,
                                            "not a JSON-RPC 2.0 message")]
-        method = message.get("method")
-        if method is None:  # a response: to our teardown request, or to nothing
+        if "method" not in message:  # a response: to our teardown request, or to nothing
             if message.get("id") == self._teardown_id and self._teardown_id is not None:
                 self.torn_down = True
             return []
+        method = message["method"]  # (null is a method that is not a string: -32600)
         if not isinstance(method, str):
             return [jsonrpc.error_response(_request_id(message), jsonrpc.INVALID_REQUEST,
                                            '"method" must be a string')]

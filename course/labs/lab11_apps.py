@@ -359,9 +359,9 @@ grading.check_app_server(build_server)
 # {"code": ..., "message": ...}}`; the message is yours to word). In this order:
 #
 # 1. not a dict, or `"jsonrpc"` is not `"2.0"`: error -32600 with id `None`;
-# 2. no `"method"`: a response (to nothing this host sent): nothing back;
-# 3. a method that is not a string: -32600, with the message's id if it is a string or an int
-#    (not a bool), else `None`;
+# 2. no `"method"` key: a response (to nothing this host sent): nothing back;
+# 3. a method that is not a string (`null` included): -32600, with the message's id if it is a
+#    string or an int (not a bool), else `None`;
 # 4. no `"id"` key: a notification. Its `"params"`, if not a dict, count as `{}`. Only
 #    `ui/notifications/initialized` does something (above); no notification is answered;
 # 5. an id that is not a string or an int (a bool, `None`, a float, a list): -32600 with id
@@ -433,9 +433,10 @@ grading.check_app_server(build_server)
 # `{..., "error": {"code": ..., "message": ...}}`; el texto de `message` lo redactas tú). En este orden:
 #
 # 1. no es un dict, o `"jsonrpc"` no es `"2.0"`: error -32600 con id `None`;
-# 2. sin `"method"`: una respuesta (a nada que haya enviado este host): no se devuelve nada;
-# 3. un `"method"` que no es una cadena: -32600, con el id del mensaje si es una cadena o un int
-#    (no un bool) y, si no, `None`;
+# 2. sin la clave `"method"`: una respuesta (a nada que haya enviado este host): no se devuelve
+#    nada;
+# 3. un `"method"` que no es una cadena (también `null`): -32600, con el id del mensaje si es una
+#    cadena o un int (no un bool) y, si no, `None`;
 # 4. sin clave `"id"`: una notificación. Sus `"params"`, si no son un dict, cuentan como `{}`.
 #    Solo `ui/notifications/initialized` hace algo (ver arriba); ninguna notificación se contesta;
 # 5. un id que no es una cadena ni un int (un bool, `None`, un float, una lista): -32600 con
@@ -521,7 +522,7 @@ class ViewRouter:
 
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return error(None, -32600, "not a JSON-RPC 2.0 message")
-        if "method" not in message or message["method"] is None:
+        if "method" not in message:
             return []
         method = message["method"]
         request_id = message.get("id")

@@ -249,6 +249,10 @@ def _quiet() -> Iterator[None]:
         _collector = previous
 
 
+#: For a checker's own runs of the reference: nothing they print or log reaches the cell.
+quiet = _quiet
+
+
 def errors_logged() -> int:
     """How many records of level ERROR or above the code being checked has logged so far."""
     if _collector is None:

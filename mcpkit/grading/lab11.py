@@ -22,6 +22,7 @@ from .. import apps
 from ..app_bridge import AppBridge
 from ..client import Client
 from ..host import Host
+from ..jsonrpc import JsonRpcError
 from ..server import Server
 from .core import (
     Gen,
@@ -32,6 +33,7 @@ from .core import (
     case,
     differential,
     drop_each,
+    quiet,
     references_for,
     run_checks,
     sequence_case,
@@ -85,7 +87,7 @@ _CAPABILITIES: list[Any] = [
     {"extensions": {_EXT: {"mimeTypes": ["text/html;profile=mcp-app "]}}},
 ]
 _VIEWS: list[Any] = [None, BOARD, "ui://a", "ui://poll/board?v=2", "https://x.example/v",
-                     "ui:/bad", "UI://x"]
+                     "ui:/bad", "UI://x", "ui://", "https://x.example/?v=ui://a", " ui://a"]
 _VISIBILITIES: list[Any] = [["model", "app"], ["app"], ["model"], ["app", "model"],
                             ["app", "app"], ("app",), [], "app", ["App"], ["app", "user"],
                             ["model", None], "model,app", ("model", "app", "model")]
@@ -246,6 +248,11 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
         one("a view that is not ui://", "una vista que no es ui://", "app_tool_meta",
             ["https://x.example/v", ["app"]], "views are ui:// resources: ValueError",
             "las vistas son recursos ui://: ValueError"),
+        one("a URI with ui:// inside, not at its start",
+            "una URI con ui:// dentro, no al principio", "app_tool_meta",
+            ["https://x.example/?v=ui://a", ["app"]],
+            "the URI must start with ui://, not just contain it: ValueError",
+            "la URI debe empezar por ui://, no solo contenerlo: ValueError"),
         one("a tool without a view", "una herramienta sin vista", "app_tool_meta",
             [None, ["model"]], "no view: no resourceUri, the visibility still",
             "sin vista: sin resourceUri, pero con visibility"),
@@ -277,6 +284,10 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
         one("a view URI that is not ui://", "una URI de vista que no es ui://",
             "view_contents", ["https://x.example/v", "<p>hi</p>", None, None],
             "ValueError", "ValueError"),
+        one("ui:// with nothing after it", "ui:// sin nada después", "view_contents",
+            ["ui://", "<p>hi</p>", None, None],
+            "the bare scheme names no view: ValueError",
+            "el esquema solo no nombra ninguna vista: ValueError"),
         differential(
             _("generated declarations, tools and views, against mcpkit.apps",
               "declaraciones, herramientas y vistas generadas, frente a mcpkit.apps"),
@@ -517,6 +528,15 @@ class _ViewHost(Host):
                                "host.client(server).call_tool(name, arguments)"))
 
 
+#: The code board_busy refuses with: one of the server's own, which a router passes on.
+BUSY = -32050
+
+
+class _ServerDies(KeyboardInterrupt):
+    """Raised by a tool: the stdio loop serving it ends as if the process were interrupted,
+    so its client's call (and every later one) fails with a SessionError."""
+
+
 def lab_servers(reached: list[Any] | None = None) -> dict[str, Any]:
     """The part-3 servers, in this process: ``board`` (the app: tools for model and view,
     for the view only, one that may be destructive, one that fails, one for the model only)
@@ -553,6 +573,18 @@ def lab_servers(reached: list[Any] | None = None) -> dict[str, Any]:
         """Always fails."""
         reached.append(["board_fail", {}])
         raise RuntimeError("the board is out of order")
+
+    @apps.tool(board, "ui://board/view", visibility=["app"], read_only=True)
+    def board_busy() -> str:
+        """Refuses with a JSON-RPC error of the server's own (the client raises ServerError)."""
+        reached.append(["board_busy", {}])
+        raise JsonRpcError(BUSY, "the board is busy")
+
+    @apps.tool(board, "ui://board/view", visibility=["app"], read_only=True)
+    def board_crash() -> str:
+        """The server dies during the call (the client raises SessionError, now and after)."""
+        reached.append(["board_crash", {}])
+        raise _ServerDies
 
     @apps.tool(board, None, visibility=["model"], read_only=True)
     def board_secret() -> str:
@@ -702,7 +734,7 @@ def _call(request_id: Any, name: Any, arguments: Any = "missing") -> str:
 
 _TOOL_CALLS = [("board_show", {}), ("board_add", {"step": 2}), ("board_add", "missing"),
                ("board_add", {"step": "x"}), ("board_add", None), ("board_add", [1]),
-               ("board_clear", {}), ("board_fail", {}), ("board_secret", {}),
+               ("board_clear", {}), ("board_fail", {}), ("board_busy", {}), ("board_secret", {}),
                ("board_plain", {}), ("board_odd", {}), ("board_purge", {}),
                ("board_null", {}),
                ("other_wipe", {}), ("nope", {}), (3, {}), (None, {})]
@@ -739,6 +771,9 @@ _OTHER = [
     _raw({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": ["board_show"]}),
     _raw({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": [1]}),
     _raw({"jsonrpc": "2.0", "id": [1], "method": "ping"}),
+    _raw({"jsonrpc": "2.0", "id": 13, "method": None}),
+    _raw({"jsonrpc": "2.0", "id": True, "method": "ping", "params": [1]}),
+    _raw({"jsonrpc": "2.0", "id": None, "method": 5, "params": "x"}),
 ]
 _RESULTS = [{"content": [{"type": "text", "text": "count: 1"}], "structuredContent": {"count": 1}},
             {"content": [{"type": "text", "text": "failed"}], "isError": True}, {}]
@@ -920,6 +955,13 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "its code (outcome 'protocol-error')",
      "un resultado isError es una respuesta (outcome 'tool-error'); un ServerError es un error "
      "con su código (outcome 'protocol-error')"),
+    ("the server refuses, then dies", "el servidor se niega y luego muere",
+     RouterCase((INIT, READY, _call(2, "board_busy", {}), _call(3, "board_crash", {}),
+                 _call(4, "board_show", {})), (), ()),
+     "a ServerError is an error with its own .code (board_busy answers -32050); a "
+     "SessionError (the server died) is -32603; both outcome 'protocol-error'",
+     "un ServerError es un error con su propio .code (board_busy contesta -32050); un "
+     "SessionError (el servidor murió) es -32603; los dos con outcome 'protocol-error'"),
     ("ui/message goes to the conversation", "ui/message va a la conversación",
      RouterCase((INIT, READY, _req(2, "ui/message", _MESSAGES[0]),
                  _req(3, "ui/message", _MESSAGES[2]), _req(4, "ui/message", _MESSAGES[1]),
@@ -955,11 +997,15 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
                  _raw({"jsonrpc": "2.0", "id": True, "method": "ping"}),
                  _raw({"jsonrpc": "2.0", "id": 7, "method": 5}),
                  _raw({"jsonrpc": "2.0", "id": 8, "method": "ping", "params": [1]}),
+                 _raw({"jsonrpc": "2.0", "id": 1.5, "method": "ping", "params": [1]}),
+                 _raw({"jsonrpc": "2.0", "id": 9, "method": None}),
                  _raw({"jsonrpc": "2.0", "id": 5, "result": {}})), (), ()),
      "-32600 with id null, except a method that is not a string (-32600 with its id) and "
-     "params that are not an object (-32602); a response gets nothing back",
+     "params that are not an object (-32602), checked after the id; a response (no method "
+     "key at all) gets nothing back",
      "-32600 con id null, salvo un method que no es cadena (-32600 con su id) y unos params "
-     "que no son un objeto (-32602); una respuesta no recibe nada"),
+     "que no son un objeto (-32602), que se comprueban después del id; una respuesta (sin "
+     "la clave method) no recibe nada"),
 ]
 
 
@@ -967,7 +1013,9 @@ def check_view_router(ViewRouter: Any) -> None:  # noqa: N803 - the lab's class
     """Part 3: the host's router for a view's messages, against real servers."""
     results = []
     for en, es, x, hint_en, hint_es in _NAMED_ROUTER_CASES:
-        results.append(sequence_case(_(en, es), _router_trial(ReferenceRouter, x),
+        with quiet():  # (the host logs the server that dies: not for the cell's output)
+            expected = _router_trial(ReferenceRouter, x)
+        results.append(sequence_case(_(en, es), expected,
                                      lambda x=x: _router_trial(ViewRouter, x),
                                      _(hint_en, hint_es)))
     results.append(differential(
