@@ -843,6 +843,14 @@ def test_a_reference_reached_through_another_modules_import_of_it_is_flagged():
                          grading.OFF_LIMITS["lab02_jsonrpc"])
     assert "mcpkit.session.jsonrpc.classify (= mcpkit.jsonrpc.classify)" in [
         p.name for p in found]
+    # An object a reference class made, reached through a module that holds one (an
+    # example server's dispatcher), is the reference too, and so is a member of it.
+    lab03 = grading.OFF_LIMITS["lab03_dispatch"]
+    for code in ("from mcpkit.examples import everything\nd = everything.server.dispatcher",
+                 "import mcpkit.examples.everything as e\nf = e.server.dispatcher.call"):
+        assert any("(= mcpkit.dispatch.Dispatcher(...)" in p.name or
+                   "(= mcpkit.server.Server(...))" in p.name
+                   for p in sandbox.scan(code, {}, lab03)), code
     # What merely shares a name, or is not off limits, still goes through.
     assert sandbox.scan("from mcpkit.session import ServerError", {},
                         grading.OFF_LIMITS["lab01_framing"]) == []

@@ -196,8 +196,9 @@ def off_limits_objects(off_limits: dict[str, Any]) -> dict[int, str]:
 
 
 def _reference_of(path: str, references: dict[int, str]) -> str | None:
-    """The off-limits path ``path`` names: the same object, or a member of a reference class
-    (``mcpkit.host.Host.anthropic_tools``)."""
+    """The off-limits path ``path`` names: the same object, a member of a reference class
+    (``mcpkit.host.Host.anthropic_tools``), or an object made by one, or a member of it (an
+    example server's dispatcher: ``mcpkit.dispatch.Dispatcher(...).call``)."""
     same = references.get(id(_named(path)))
     parts = path.split(".")
     for end in range(len(parts) - 1, 1, -1):
@@ -206,6 +207,13 @@ def _reference_of(path: str, references: dict[int, str]) -> str | None:
         owner = _named(".".join(parts[:end]))
         if isinstance(owner, type) and id(owner) in references:
             same = references[id(owner)] + "." + ".".join(parts[end:])
+    for end in range(len(parts), 1, -1):
+        if same is not None:
+            return same
+        maker = next((references[id(k)] for k in type(_named(".".join(parts[:end]))).__mro__
+                      if id(k) in references), None)
+        if maker is not None:
+            same = ".".join([f"{maker}(...)", *parts[end:]])
     return same
 
 
