@@ -25,10 +25,12 @@ from typing import Any
 
 from .. import host
 from .core import (
+    CaseResult,
     Gen,
     Seen,
     Step,
     _,
+    _equal,
     case,
     child_processes,
     differential,
@@ -398,8 +400,17 @@ def check_namespace(make: Callable[..., Any]) -> None:
     def run(cls: Any, ops: list[tuple]) -> list[Any]:
         return [step.seen for step in _namespace_trial(cls, ops)]
 
-    def both(ops: list[tuple]) -> tuple[Callable[[], Any], Any]:
-        return (lambda: run(make, ops)), run(ReferenceNamespace, ops)
+    def both(ops: list[tuple]) -> tuple[Callable[[], Any], Any, list[tuple]]:
+        return (lambda: run(make, ops)), run(ReferenceNamespace, ops), ops
+
+    learner_merge = _learner_merge(make)
+
+    def case(name: str, thunk: Callable[[], Any], expected: Any, ops: list[tuple],
+             hint: str | None = None) -> CaseResult:
+        # the namespace merges with the learner's merge(): when that merge itself gives
+        # another result on the very lists this case merges, say so, not the case's hint
+        return _case(name, thunk, expected,
+                     hint=lambda got: _merge_blame(learner_merge, ops) or hint)
 
     files = ("update", "files", ["search", "read"])
     web = ("update", "web", ["search", "fetch"])
@@ -464,9 +475,75 @@ def check_namespace(make: Callable[..., Any]) -> None:
               "actualizaciones y retiradas generadas"),
             key="lab06/namespace", generate=_gen_namespace, trial=_namespace_trial,
             reference=ReferenceNamespace, learner=make, show=_show_ops, cases=60,
-            shrink=_shrink_ops),
+            shrink=_shrink_ops, hint=lambda x, e, g: _merge_blame(learner_merge, x)),
     ]
     run_checks(results)
+
+
+_case = case
+
+
+class _RecordingNamespace(ReferenceNamespace):
+    """The reference namespace, keeping every merge() it makes: (servers, policy, sep)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.merges: list[tuple[dict, str, str]] = []
+
+    def _merge(self, lists: dict[str, list[dict[str, Any]]]) -> None:
+        ordered = {s: lists[s] for s in self.order if s in lists}
+        self.merges.append((copy.deepcopy(ordered), self.policy, self.separator))
+        super()._merge(lists)
+
+
+def _learner_merge(cls: Any) -> Callable[..., Any] | None:
+    """The ``merge`` the learner's Namespace would call: the one its methods' module (the
+    notebook) defines, if any."""
+    for member in vars(cls).values() if isinstance(cls, type) else ():
+        found = getattr(member, "__globals__", {}).get("merge")
+        if callable(found):
+            return found
+    return None
+
+
+def _merge_blame(merge: Callable[..., Any] | None, ops: list[tuple]) -> str | None:
+    """A hint for part 2 when the learner's merge() (part 1) disagrees with mcpkit's on one of
+    the merges these operations make: the namespace is not at fault, its merge is."""
+    if merge is None:
+        return None
+    try:
+        return _blame(merge, ops)
+    except Exception:  # no evidence: the case's own hint
+        return None
+
+
+def _blame(merge: Callable[..., Any], ops: list[tuple]) -> str | None:
+    recorder: list[_RecordingNamespace] = []
+
+    def make(*args: Any) -> _RecordingNamespace:
+        recorder.append(_RecordingNamespace(*args))
+        return recorder[0]
+
+    _namespace_trial(make, ops)
+    for servers, policy, separator in recorder[0].merges if recorder else ():
+        if not servers:
+            continue
+        want = _merged(reference_merge, servers, policy, separator)
+        try:
+            got = bounded(lambda s=servers, p=policy, sep=separator: _merged(merge, s, p, sep),
+                          2.0)
+        except NotImplementedError:  # part 1 not written: nothing to blame yet
+            return None
+        if not _equal(got, want):
+            call = f"merge({_show_servers(servers)}, {policy!r}, {separator!r})"
+            return _("your merge() from part 1 gives another result than mcpkit's for {call}, "
+                     "a merge this namespace makes: the difference comes from merge()'s "
+                     "{policy!r} policy, not from the Namespace; fix part 1 first",
+                     "tu merge() de la parte 1 da un resultado distinto del de mcpkit para {call}, "
+                     "una fusión que hace este espacio de nombres: la diferencia viene de la "
+                     "política {policy!r} de merge(), no del Namespace; corrige primero la "
+                     "parte 1").format(call=call, policy=policy)
+    return None
 
 
 def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
