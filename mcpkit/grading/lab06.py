@@ -655,6 +655,16 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "primero el tope, luego la variación y otra vez el tope: 30 s puede "
                     "quedarse en 24 s, nunca en 36 s; los servidores que fallaron juntos no "
                     "deben volver todos en el mismo instante")),
+        case(_("jitter=0: the exact delays, and nothing drawn from rng",
+               "jitter=0: las esperas exactas, y nada sacado de rng"),
+             *both(([0.9], {"jitter": 0.0}, [("delay", 1), ("delay", 4), ("failure",),
+                                             ("failure",)])),
+             hint=_("with jitter 0 there is nothing to randomise: call rng.uniform only when "
+                    "jitter is not 0 (each draw moves the random source that other servers' "
+                    "delays share)",
+                    "con jitter 0 no hay nada que variar: llama a rng.uniform solo cuando "
+                    "jitter no es 0 (cada número sacado hace avanzar la fuente aleatoria que "
+                    "comparten las esperas de los demás servidores)")),
         case(_("a server failing for hours: failure 2000 still waits 30 s",
                "un servidor que falla durante horas: el fallo 2000 sigue esperando 30 s"),
              *both((calm, {}, [("delay", 1100), ("delay", 2000)])),
@@ -664,11 +674,13 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "espera cuando llega al tope")),
         case(_("failure(): the notice comes once, at the third failure in a row",
                "failure(): el aviso llega una vez, en el tercer fallo consecutivo"),
-             *both((calm, {}, [("failure",)] * 5)),
-             hint=_("notice is true when the count reaches notice_after, and only then: a "
-                    "user told on every later failure stops reading",
+             *both((calm, {}, [("failure",)] * 7)),
+             hint=_("notice is true when the count reaches notice_after, and only then "
+                    "(failures == notice_after: not again at 6, 9...): a user told on every "
+                    "later failure stops reading",
                     "notice es verdadero cuando la cuenta llega a notice_after, y solo "
-                    "entonces: un usuario avisado en cada fallo posterior deja de leer")),
+                    "entonces (failures == notice_after: no otra vez en 6, 9...): un usuario "
+                    "avisado en cada fallo posterior deja de leer")),
         case(_("success() starts a new streak", "success() empieza una racha nueva"),
              *both((calm, {}, [("failure",), ("failure",), ("success",), ("failure",),
                                ("failure",), ("failure",)])),
@@ -708,8 +720,9 @@ def _rounded(value: Any) -> Any:
 
 def _backoff_trial(cls: Any, x: tuple) -> list[Step]:
     values, params, ops = x
+    rng = ScriptedRandom(values)
     try:
-        policy = cls(ScriptedRandom(values), **params)
+        policy = cls(rng, **params)
     except NotImplementedError:
         raise
     except Exception as exc:
@@ -723,6 +736,7 @@ def _backoff_trial(cls: Any, x: tuple) -> list[Step]:
         got = _done(policy.success) if op[0] == "success" else _outcome(policy.failure)
         failures = _outcome(getattr, policy, "failures")
         steps.append(Step(f"{op[0]}()", [_rounded(got), failures]))
+    steps.append(Step(_("numbers drawn from rng", "números sacados de rng"), rng.drawn))
     return steps
 
 
