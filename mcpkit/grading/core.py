@@ -365,10 +365,13 @@ def case(
     expected: Any,
     *,
     given: str | None = None,
-    hint: str | None = None,
+    hint: str | Callable[[Any], str | None] | None = None,
     normalize: Callable[[Any], Any] | None = None,
 ) -> CaseResult:
-    """Run ``thunk`` and compare what it returns (after ``normalize``) with ``expected``."""
+    """Run ``thunk`` and compare what it returns (after ``normalize``) with ``expected``.
+
+    ``hint`` may be a function of what came back (as compared, or the Seen of what the thunk
+    raised): the hint the evidence shows, or None for no hint."""
     outcome = _run(thunk)
     if isinstance(outcome.error, NotImplementedError):
         return _not_started(name)
@@ -378,8 +381,9 @@ def case(
     if outcome.error is not None:
         details.append(_label(_("expected:", "esperado:")) + _short(expected))
         details.append(_label(_("got:", "obtenido:")) + _describe_error(outcome.error))
-        if hint:
-            details.append(_label(_("hint:", "pista:")) + hint)
+        text = _hint_for(hint, Seen.of(outcome.error, raised=True))
+        if text:
+            details.append(_label(_("hint:", "pista:")) + text)
         return CaseResult(name, False, details)
     got = seen(outcome.value)
     if normalize is not None:
@@ -389,12 +393,34 @@ def case(
             pass
     if _equal(got, expected):
         return CaseResult(name, True)
-    want, have = cut_pair(_show(expected), _show(got))
+    # got is plain data (tuples became lists): show expected the same way, so that the text
+    # differs where the values do, not where a tuple and a list merely print differently
+    want, have = cut_pair(_show(_as_lists(expected)), _show(got))
     details.append(_label(_("expected:", "esperado:")) + want)
     details.append(_label(_("got:", "obtenido:")) + have)
-    if hint:
-        details.append(_label(_("hint:", "pista:")) + hint)
+    text = _hint_for(hint, got)
+    if text:
+        details.append(_label(_("hint:", "pista:")) + text)
     return CaseResult(name, False, details)
+
+
+def _as_lists(value: Any) -> Any:
+    """``value`` with its tuples as lists (in lists, tuples and dicts), the way seen() shows
+    what came back; anything else (an Err, say) as it is."""
+    if isinstance(value, list | tuple):
+        return [_as_lists(v) for v in value]
+    if type(value) is dict:
+        return {k: _as_lists(v) for k, v in value.items()}
+    return value
+
+
+def _hint_for(hint: str | Callable[[Any], str | None] | None, got: Any) -> str | None:
+    if not callable(hint):
+        return hint
+    try:
+        return hint(got)
+    except Exception:  # a hint that cannot read this value gives none
+        return None
 
 
 def predicate(

@@ -14,21 +14,25 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gc
 import os
 import signal
 import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import host
 from .core import (
+    CaseResult,
     Gen,
     Seen,
     Step,
     _,
+    _equal,
     case,
     child_processes,
     differential,
@@ -398,8 +402,17 @@ def check_namespace(make: Callable[..., Any]) -> None:
     def run(cls: Any, ops: list[tuple]) -> list[Any]:
         return [step.seen for step in _namespace_trial(cls, ops)]
 
-    def both(ops: list[tuple]) -> tuple[Callable[[], Any], Any]:
-        return (lambda: run(make, ops)), run(ReferenceNamespace, ops)
+    def both(ops: list[tuple]) -> tuple[Callable[[], Any], Any, list[tuple]]:
+        return (lambda: run(make, ops)), run(ReferenceNamespace, ops), ops
+
+    learner_merge = _learner_merge(make)
+
+    def case(name: str, thunk: Callable[[], Any], expected: Any, ops: list[tuple],
+             hint: str | None = None) -> CaseResult:
+        # the namespace merges with the learner's merge(): when that merge itself gives
+        # another result on the very lists this case merges, say so, not the case's hint
+        return _case(name, thunk, expected,
+                     hint=lambda got: _merge_blame(learner_merge, ops) or hint)
 
     files = ("update", "files", ["search", "read"])
     web = ("update", "web", ["search", "fetch"])
@@ -464,9 +477,75 @@ def check_namespace(make: Callable[..., Any]) -> None:
               "actualizaciones y retiradas generadas"),
             key="lab06/namespace", generate=_gen_namespace, trial=_namespace_trial,
             reference=ReferenceNamespace, learner=make, show=_show_ops, cases=60,
-            shrink=_shrink_ops),
+            shrink=_shrink_ops, hint=lambda x, e, g: _merge_blame(learner_merge, x)),
     ]
     run_checks(results)
+
+
+_case = case
+
+
+class _RecordingNamespace(ReferenceNamespace):
+    """The reference namespace, keeping every merge() it makes: (servers, policy, sep)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.merges: list[tuple[dict, str, str]] = []
+
+    def _merge(self, lists: dict[str, list[dict[str, Any]]]) -> None:
+        ordered = {s: lists[s] for s in self.order if s in lists}
+        self.merges.append((copy.deepcopy(ordered), self.policy, self.separator))
+        super()._merge(lists)
+
+
+def _learner_merge(cls: Any) -> Callable[..., Any] | None:
+    """The ``merge`` the learner's Namespace would call: the one its methods' module (the
+    notebook) defines, if any."""
+    for member in vars(cls).values() if isinstance(cls, type) else ():
+        found = getattr(member, "__globals__", {}).get("merge")
+        if callable(found):
+            return found
+    return None
+
+
+def _merge_blame(merge: Callable[..., Any] | None, ops: list[tuple]) -> str | None:
+    """A hint for part 2 when the learner's merge() (part 1) disagrees with mcpkit's on one of
+    the merges these operations make: the namespace is not at fault, its merge is."""
+    if merge is None:
+        return None
+    try:
+        return _blame(merge, ops)
+    except Exception:  # no evidence: the case's own hint
+        return None
+
+
+def _blame(merge: Callable[..., Any], ops: list[tuple]) -> str | None:
+    recorder: list[_RecordingNamespace] = []
+
+    def make(*args: Any) -> _RecordingNamespace:
+        recorder.append(_RecordingNamespace(*args))
+        return recorder[0]
+
+    _namespace_trial(make, ops)
+    for servers, policy, separator in recorder[0].merges if recorder else ():
+        if not servers:
+            continue
+        want = _merged(reference_merge, servers, policy, separator)
+        try:
+            got = bounded(lambda s=servers, p=policy, sep=separator: _merged(merge, s, p, sep),
+                          2.0)
+        except NotImplementedError:  # part 1 not written: nothing to blame yet
+            return None
+        if not _equal(got, want):
+            call = f"merge({_show_servers(servers)}, {policy!r}, {separator!r})"
+            return _("your merge() from part 1 gives another result than mcpkit's for {call}, "
+                     "a merge this namespace makes: the difference comes from merge()'s "
+                     "{policy!r} policy, not from the Namespace; fix part 1 first",
+                     "tu merge() de la parte 1 da un resultado distinto del de mcpkit para {call}, "
+                     "una fusión que hace este espacio de nombres: la diferencia viene de la "
+                     "política {policy!r} de merge(), no del Namespace; corrige primero la "
+                     "parte 1").format(call=call, policy=policy)
+    return None
 
 
 def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
@@ -578,6 +657,16 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "primero el tope, luego la variación y otra vez el tope: 30 s puede "
                     "quedarse en 24 s, nunca en 36 s; los servidores que fallaron juntos no "
                     "deben volver todos en el mismo instante")),
+        case(_("jitter=0: the exact delays, and nothing drawn from rng",
+               "jitter=0: las esperas exactas, y nada sacado de rng"),
+             *both(([0.9], {"jitter": 0.0}, [("delay", 1), ("delay", 4), ("failure",),
+                                             ("failure",)])),
+             hint=_("with jitter 0 there is nothing to randomise: call rng.uniform only when "
+                    "jitter is not 0 (each draw moves the random source that other servers' "
+                    "delays share)",
+                    "con jitter 0 no hay nada que variar: llama a rng.uniform solo cuando "
+                    "jitter no es 0 (cada número sacado hace avanzar la fuente aleatoria que "
+                    "comparten las esperas de los demás servidores)")),
         case(_("a server failing for hours: failure 2000 still waits 30 s",
                "un servidor que falla durante horas: el fallo 2000 sigue esperando 30 s"),
              *both((calm, {}, [("delay", 1100), ("delay", 2000)])),
@@ -587,11 +676,13 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "espera cuando llega al tope")),
         case(_("failure(): the notice comes once, at the third failure in a row",
                "failure(): el aviso llega una vez, en el tercer fallo consecutivo"),
-             *both((calm, {}, [("failure",)] * 5)),
-             hint=_("notice is true when the count reaches notice_after, and only then: a "
-                    "user told on every later failure stops reading",
+             *both((calm, {}, [("failure",)] * 7)),
+             hint=_("notice is true when the count reaches notice_after, and only then "
+                    "(failures == notice_after: not again at 6, 9...): a user told on every "
+                    "later failure stops reading",
                     "notice es verdadero cuando la cuenta llega a notice_after, y solo "
-                    "entonces: un usuario avisado en cada fallo posterior deja de leer")),
+                    "entonces (failures == notice_after: no otra vez en 6, 9...): un usuario "
+                    "avisado en cada fallo posterior deja de leer")),
         case(_("success() starts a new streak", "success() empieza una racha nueva"),
              *both((calm, {}, [("failure",), ("failure",), ("success",), ("failure",),
                                ("failure",), ("failure",)])),
@@ -631,8 +722,9 @@ def _rounded(value: Any) -> Any:
 
 def _backoff_trial(cls: Any, x: tuple) -> list[Step]:
     values, params, ops = x
+    rng = ScriptedRandom(values)
     try:
-        policy = cls(ScriptedRandom(values), **params)
+        policy = cls(rng, **params)
     except NotImplementedError:
         raise
     except Exception as exc:
@@ -646,6 +738,7 @@ def _backoff_trial(cls: Any, x: tuple) -> list[Step]:
         got = _done(policy.success) if op[0] == "success" else _outcome(policy.failure)
         failures = _outcome(getattr, policy, "failures")
         steps.append(Step(f"{op[0]}()", [_rounded(got), failures]))
+    steps.append(Step(_("numbers drawn from rng", "números sacados de rng"), rng.drawn))
     return steps
 
 
@@ -767,6 +860,11 @@ class Rig:
         if isinstance(made, Seen):
             raise _SetupFailed(made)
         self.supervisor = made
+        # A file or pipe the supervisor never closed is closed by the garbage collector, which
+        # says so with a ResourceWarning ("unclosed file"): a dead server's pipes left open.
+        self._warnings = warnings.catch_warnings(record=True)
+        self.warned = self._warnings.__enter__()
+        warnings.simplefilter("always", ResourceWarning)
 
     def sleep(self, seconds: float) -> None:
         self.pids_asleep.append(self.pid())
@@ -823,6 +921,7 @@ class Rig:
         released only a moment after close() began: a close() that does not join returns
         while it still sleeps."""
         threading.Timer(0.3, self.released.set).start()
+        starts, failures = len(self.started()), self.backoff.calls.count("failure")
         closed = bounded(self.supervisor.close, CLOSE_GRACE + 0.3)
         self.released.set()
         alive = len({t for t in threading.enumerate() if t not in self.threads
@@ -838,14 +937,28 @@ class Rig:
             if not threads and not kids:
                 break
             time.sleep(0.01)
+        gc.collect()  # what only a reference cycle still holds is closed now, and told
+        unclosed = sum(issubclass(w.category, ResourceWarning) and "unclosed" in str(w.message)
+                       for w in list(self.warned))
         return {_("close() returned", "close() retornó"): closed,
                 _("threads alive when close() returned", "hilos vivos al retornar close()"):
                     alive,
                 _("threads left", "hilos que quedan"): len(threads),
-                _("child processes left", "procesos hijo que quedan"): len(kids)}
+                _("child processes left", "procesos hijo que quedan"): len(kids),
+                _("failures counted once close() began",
+                  "fallos contados después de llamar a close()"):
+                    self.backoff.calls.count("failure") - failures,
+                _("servers started once close() began",
+                  "servidores arrancados después de llamar a close()"):
+                    len(self.started()) - starts,
+                _("pipes never closed (left to the garbage collector)",
+                  "tuberías que nunca se cerraron (quedaron para el recolector de basura)"):
+                    unclosed}
 
     def cleanup(self) -> None:
         self.released.set()
+        if hasattr(self, "_warnings"):
+            self._warnings.__exit__(None, None, None)
         for pid in child_processes() - self.kids:
             if pid in self.started():
                 with contextlib.suppress(OSError):
@@ -911,7 +1024,7 @@ def _kill_and_return(rig: Rig, kills: int, tick_before: set[int] = frozenset(),
             _L("slept the backoff's delays", "durmió las esperas del retroceso"):
                 rig.sleeps == rig.backoff.delays,
             _L("self.pid while waiting to restart", "self.pid mientras espera el reinicio"):
-                rig.pids_asleep,
+                list(rig.pids_asleep),
             _L("notices (failures, message names server and count)",
                "avisos (fallos, el mensaje nombra servidor y número)"): list(rig.notices)}
 
@@ -923,7 +1036,13 @@ def _labels(values: list[Any], *names: tuple[str, str]) -> dict[str, Any]:
 _OK_END = (("close() returned", "close() retornó"),
            ("threads alive when close() returned", "hilos vivos al retornar close()"),
            ("threads left", "hilos que quedan"),
-           ("child processes left", "procesos hijo que quedan"))
+           ("child processes left", "procesos hijo que quedan"),
+           ("failures counted once close() began",
+            "fallos contados después de llamar a close()"),
+           ("servers started once close() began",
+            "servidores arrancados después de llamar a close()"),
+           ("pipes never closed (left to the garbage collector)",
+            "tuberías que nunca se cerraron (quedaron para el recolector de basura)"))
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
           ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),
@@ -939,9 +1058,103 @@ _NEVER = (("start() returned", "start() devolvió"),
            "avisos (fallos, el mensaje nombra servidor y número)"))
 
 
+_RESTARTED_IN_CLOSE = (
+        "the watching thread took close() stopping the server for a death: close() sets the "
+        "closed flag first, before it stops the server, and the thread checks that flag when "
+        "process.wait() returns and after each sleep, before it counts a failure or starts "
+        "the command",
+        "el hilo que vigila confundió con una muerte la detención del servidor que hizo "
+        "close(): "
+        "close() activa primero la marca de cierre, antes de detener el servidor, y el hilo "
+        "la comprueba cuando retorna process.wait() y tras cada espera, antes de contar un "
+        "fallo o de arrancar el comando")
+_END_HINTS = {
+    "failures counted once close() began": _RESTARTED_IN_CLOSE,
+    "servers started once close() began": _RESTARTED_IN_CLOSE,
+    "child processes left": (
+        "close() left a server process behind: stop(process) the server that is up (it "
+        "closes its input, waits and reaps it); until it ends, the watching thread stays "
+        "blocked in process.wait() and close() cannot join it",
+        "close() dejó atrás un proceso del servidor: detén con stop(process) el servidor que "
+        "está en marcha (cierra su entrada, espera y lo recoge); hasta que termine, el hilo "
+        "que vigila sigue bloqueado en process.wait() y close() no puede esperarlo (join)"),
+    "pipes never closed (left to the garbage collector)": (
+        "when process.wait() returns, the server is dead but its pipes are still open in "
+        "your process: stop(process) closes them (a kill or a forgotten Popen leaves them to "
+        "the garbage collector: a file descriptor lost at every restart)",
+        "cuando retorna process.wait(), el servidor está muerto pero sus tuberías siguen "
+        "abiertas en tu proceso: stop(process) las cierra (matarlo u olvidar el Popen las "
+        "deja para el recolector de basura: un descriptor de archivo perdido en cada "
+        "reinicio)"),
+    "threads alive when close() returned": (
+        "close() returned while the watching thread was still running: once the flag is set "
+        "and the server stopped, join the thread (self.thread.join()) before returning",
+        "close() retornó con el hilo que vigila todavía en marcha: una vez activada la marca "
+        "y detenido el servidor, espera al hilo (self.thread.join()) antes de retornar"),
+    "threads left": (
+        "the watching thread never ended: it must check the closed flag after each "
+        "process.wait() and each sleep, and close() must wake it (stop the server, set the "
+        "Event) and join it",
+        "el hilo que vigila no terminó nunca: debe comprobar la marca de cierre tras cada "
+        "process.wait() y cada espera, y close() debe despertarlo (detener el servidor, "
+        "activar el Event) y esperarlo (join)"),
+}
+
+#: When only what close() left behind differs, the cause the evidence shows, most telling
+#: first (a server restarted during close() is also a thread alive and a process left).
+_END_ORDER = ("failures counted once close() began", "servers started once close() began",
+              "child processes left",
+              "pipes never closed (left to the garbage collector)", "threads left",
+              "threads alive when close() returned")
+
+
+def _rig_hint(expected: dict[str, Any], own: str, own_end: tuple[str, ...] = ()
+              ) -> Callable[[Any], str | None]:
+    """The hint of a supervisor case, by what differs: the case's own hint when the case's
+    own fields differ (or the end fields it is about, ``own_end``); when only what close()
+    left behind differs, a hint about close() or the watching thread; when the supervisor
+    calls backoff.success() more often than it should, a hint about stable_after."""
+    end = {_L(en, es): en for en, es in _OK_END}
+
+    def hint(got: Any) -> str | None:
+        if not isinstance(got, dict):
+            return own
+        differs = [k for k in expected if not _equal(got.get(k, _ABSENT), expected[k])]
+        calls = _L("backoff calls", "llamadas al retroceso")
+        if calls in differs and isinstance(got[calls], list) and (
+                got[calls].count("success") > expected[calls].count("success")):
+            return _("call backoff.success() only when the server that died had been up "
+                     "stable_after seconds or more (self.clock() at its death minus "
+                     "self.clock() when it started); a server that dies at once is one "
+                     "failure, with no success() before it",
+                     "llama a backoff.success() solo cuando el servidor que murió llevaba en "
+                     "marcha stable_after segundos o más (self.clock() al morir menos "
+                     "self.clock() al arrancar); un servidor que muere en el acto es un fallo, "
+                     "sin ningún success() antes")
+        if not differs or any(k not in end or end[k] in own_end for k in differs):
+            return own
+        for name in _END_ORDER:
+            key = next(k for k, en in end.items() if en == name)
+            if key in differs:
+                return _(*_END_HINTS[name])
+        return own
+
+    return hint
+
+
+_ABSENT = object()
+
+
+def _rig_case(name: str, thunk: Callable[[], Any], expected: dict[str, Any], hint: str,
+              own_end: tuple[str, ...] = ()) -> CaseResult:
+    return case(name, thunk, expected, hint=_rig_hint(expected, hint, own_end))
+
+
 def check_supervisor(make: Callable[..., Any]) -> None:
     """Part 4: a supervisor that brings a killed server back, with the backoff's delays."""
-    ok_end = [None, 0, 0, 0]  # close() returned None; no thread, no child process left
+    # close() returned None; no thread, no child process left, no failure counted and no
+    # server started once close() began, no pipe left for the garbage collector to close
+    ok_end = [None, 0, 0, 0, 0, 0, 0]
 
     def kills(*values: Any) -> dict[str, Any]:
         return _labels([*values, *ok_end], *_KILLS, *_OK_END)
@@ -951,7 +1164,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
         return _labels([*values, *ok_end], *names, *_OK_END)
 
     results = [
-        case(_("a killed server is started again, after the backoff's delay",
+        _rig_case(_("a killed server is started again, after the backoff's delay",
                "un servidor al que matan se arranca de nuevo, tras la espera del retroceso"),
              rigged(make, lambda rig: _kill_and_return(rig, 1)),
              kills(True, True, [True], ["failure"], True, [None], []),
@@ -963,7 +1176,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "fallo con backoff.failure(), duerme la espera que devolvió con "
                     "self.sleep y vuelve a arrancar el comando; mientras espera, self.pid es "
                     "None (no hay servidor en marcha)")),
-        case(_("killed three times in a row: growing delays and one notice, at the third",
+        _rig_case(_("killed three times in a row: growing delays and one notice, at the third",
                "lo matan tres veces consecutivas: esperas que crecen y un aviso, en la tercera"),
              rigged(make, lambda rig: _kill_and_return(rig, 3)),
              kills(True, True, [True, True, True], ["failure"] * 3, True, [None] * 3,
@@ -972,7 +1185,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "server and the number of failures",
                     "llama a notify(message) cuando failure() lo diga; el mensaje nombra el "
                     "servidor y el número de fallos")),
-        case(_("a server that stayed up stable_after seconds starts a new streak",
+        _rig_case(_("a server that stayed up stable_after seconds starts a new streak",
                "un servidor que aguantó en marcha stable_after segundos empieza una "
                "racha nueva"),
              rigged(make, lambda rig: _kill_and_return(rig, 3, {2})),
@@ -986,7 +1199,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "arrancó: si pasaron stable_after segundos o más, llama a "
                     "backoff.success() antes de contar el fallo; un arranque correcto por sí "
                     "solo no prueba nada (puede volver a caerse en el acto)")),
-        case(_("stable, then killed at once, again and again: the streak counts from the "
+        _rig_case(_("stable, then killed at once, again and again: the streak counts from the "
                "last restart", "estable y luego lo matan en el acto una y otra vez: la racha "
                "se cuenta desde el último reinicio"),
              rigged(make, lambda rig: _kill_and_return(rig, 3, {0})),
@@ -996,7 +1209,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "restart), not with the time of start()",
                     "compara self.clock() con la hora a la que arrancó *este* servidor (en "
                     "cada reinicio), no con la hora de start()")),
-        case(_("close() while a killed server waits to restart: nothing starts again",
+        _rig_case(_("close() while a killed server waits to restart: nothing starts again",
                "close() mientras un servidor al que mataron espera su reinicio: no vuelve a "
                "arrancar nada"),
              rigged(make, _killed_then_closed, block_after=1),
@@ -1004,8 +1217,9 @@ def check_supervisor(make: Callable[..., Any]) -> None:
              hint=_("close() may come while the thread sleeps: when it wakes, check that "
                     "close() was not called before starting the command again",
                     "close() puede llegar mientras el hilo duerme: cuando despierte, y antes "
-                    "de volver a arrancar el comando, comprueba que no se llamó a close()")),
-        case(_("up exactly stable_after seconds is stable",
+                    "de volver a arrancar el comando, comprueba que no se llamó a close()"),
+             own_end=("servers started once close() began", "child processes left")),
+        _rig_case(_("up exactly stable_after seconds is stable",
                "un servidor en marcha exactamente stable_after segundos cuenta como "
                "estable"),
              rigged(make, lambda rig: _kill_and_return(rig, 2, {1}, tick=10.0)),
@@ -1013,7 +1227,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                    [None] * 2, []),
              hint=_("stable_after seconds *or more*: compare with >=, not >",
                     "stable_after segundos *o más*: compara con >=, no con >")),
-        case(_("a server that cannot start: a delay after each failed start, one notice",
+        _rig_case(_("a server that cannot start: a delay after each failed start, one notice",
                "un servidor que no puede arrancar: una espera tras cada arranque fallido, y "
                "un aviso"),
              rigged(make, _never_starts, "failing", block_after=5),
@@ -1024,15 +1238,17 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "start() devuelve False cuando falla el primer intento; el hilo sigue "
                     "intentándolo, un backoff.failure() y una espera por cada arranque "
                     "fallido; close() espera (join) a ese hilo, aunque esté durmiendo")),
-        case(_("a server that answers ping with an error is stopped",
+        _rig_case(_("a server that answers ping with an error is stopped",
                "un servidor que responde a ping con un error se detiene"),
              rigged(make, _never_starts, "refusing", block_after=3),
              never(False, True, ["failure"] * 3, True, [(3, True)]),
              hint=_("a process that started but does not answer is a failed start: stop() it "
                     "(or it runs on, a process nobody watches)",
                     "un proceso que arrancó pero no responde es un arranque fallido: "
-                    "detenlo con stop() (o sigue en marcha, un proceso que nadie vigila)")),
-        case(_("a program that does not exist is a failed start, not a crash",
+                    "detenlo con stop() (o sigue en marcha, un proceso que nadie vigila)"),
+             own_end=("child processes left",
+                      "pipes never closed (left to the garbage collector)")),
+        _rig_case(_("a program that does not exist is a failed start, not a crash",
                "un programa que no existe es un arranque fallido, no una caída"),
              rigged(make, _missing, "missing", block_after=3),
              never(False, ["failure"] * 3, True, [(3, True)], missing=True),
@@ -1040,7 +1256,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "it as a failed start, so the thread goes on",
                     "spawn() lanza OSError (FileNotFoundError) si falta el programa: cuéntalo "
                     "como un arranque fallido, para que el hilo siga")),
-        case(_("without a sleep given, close() cuts a 30 s wait short",
+        _rig_case(_("without a sleep given, close() cuts a 30 s wait short",
                "si no se pasa un sleep, close() corta una espera de 30 s"),
              # a missing program: a thread left sleeping starts no process when it wakes
              rigged(make, _waits_long, "missing", own_sleep=True),
@@ -1049,7 +1265,9 @@ def check_supervisor(make: Callable[..., Any]) -> None:
              hint=_("the default sleep must be one close() can interrupt: wait on a "
                     "threading.Event that close() sets (time.sleep cannot be cut short)",
                     "el sleep por defecto debe ser uno que close() pueda interrumpir: espera "
-                    "en un threading.Event que close() activa (time.sleep no se puede cortar)")),
+                    "en un threading.Event que close() activa (time.sleep no se puede cortar)"),
+             own_end=("close() returned", "threads alive when close() returned",
+                      "threads left")),
     ]
     run_checks(results)
 
