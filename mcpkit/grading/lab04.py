@@ -17,6 +17,7 @@ from .core import (
     case,
     differential,
     drop_each,
+    predicate,
     references_for,
     run_checks,
 )
@@ -264,6 +265,39 @@ def check_note_tools(add_tools: Callable) -> None:
         return {"created": [n.get("id") if isinstance(n, dict) else n for n in (first, second)],
                 "notes": sorted(store)}
 
+    def created_id(c: _Client, title: str = "Tea") -> Any:
+        value = _tool_value(c.call("notes_create", {"title": title, "body": "x"})["result"])
+        return value.get("id") if isinstance(value, dict) else value
+
+    def failed_create_between(c: _Client, store: dict, changed: list) -> Any:
+        first = created_id(c)
+        c.call("notes_create", {"title": "", "body": "x"})
+        return [first, created_id(c, "Milk")]
+
+    def follows(ids: Any) -> bool:
+        return (isinstance(ids, list) and len(ids) == 2
+                and all(isinstance(i, str) and i.isdigit() for i in ids)
+                and int(ids[1]) == int(ids[0]) + 1)
+
+    def two_servers() -> Any:
+        sessions = [_tool_server(add_tools) for _i in range(2)]
+        clients = [_Client(server) for server, _store, _changed in sessions]
+        try:
+            return {f"{_server_word()} {n}": created_id(c) for n, c in enumerate(clients)}
+        finally:
+            for c in clients:
+                c.close()
+
+    ten = {str(i): {"title": f"Note {i}", "body": ""} for i in range(1, 11)}
+
+    def after_ten(c: _Client, store: dict, changed: list) -> Any:
+        return {"created": created_id(c), "notes": len(store)}
+
+    def after_ten_ok(value: Any) -> bool:
+        return (isinstance(value, dict) and value.get("notes") == 11
+                and isinstance(value.get("created"), str) and value["created"].isdigit()
+                and int(value["created"]) > 10)
+
     def blank_title(c: _Client, store: dict, changed: list) -> Any:
         return {"result": _outcome(c.call("notes_create", {"title": "   ", "body": "x"})),
                 "notes": sorted(store), "notified": changed}
@@ -369,6 +403,40 @@ def check_note_tools(add_tools: Callable) -> None:
              given=_("delete 3, create, delete 4, create", "borrar 3, crear, borrar 4, crear"),
              hint=_("keep a counter (itertools.count) that starts after the largest seed id",
                     "usa un contador (itertools.count) que empiece tras el mayor id inicial")),
+        predicate(_("a failed create uses up no id: the next note is 4",
+                    "una creación fallida no gasta ningún id: la siguiente nota es la 4"),
+                  session(failed_create_between), follows,
+                  _("the second id is one more than the first (['4', '5'])",
+                    "el segundo id es uno más que el primero (['4', '5'])"),
+                  given='notes_create {"title": "Tea", ...}; notes_create {"title": "", ...}; '
+                        'notes_create {"title": "Milk", ...}',
+                  hint=_("check the title before you take an id: a failed call changes "
+                         "nothing, not even the counter",
+                         "comprueba el título antes de tomar un id: una llamada fallida no "
+                         "cambia nada, ni siquiera el contador")),
+        case(_("two servers side by side: each numbers its own notes",
+               "dos servidores a la vez: cada uno numera sus propias notas"),
+             two_servers, {f"{_server_word()} 0": "4", f"{_server_word()} 1": "4"},
+             given=_("add_tools on two servers, each with its own copy of the notes; "
+                     "notes_create on each",
+                     "add_tools en dos servidores, cada uno con su copia de las notas; "
+                     "notes_create en cada uno"),
+             hint=_("keep the id counter inside add_tools: one made outside it (a global, a "
+                    "default argument, a class attribute) is shared by every server",
+                    "guarda el contador de ids dentro de add_tools: uno creado fuera (una "
+                    "variable global, un argumento por defecto, un atributo de clase) lo "
+                    "comparten todos los servidores")),
+        predicate(_("ids compare as numbers: after 1 to 10 comes 11",
+                    "los ids se comparan como números: tras 1 a 10 viene 11"),
+                  session(after_ten, ten), after_ten_ok,
+                  _("a new id after 10 (\"11\"), and 11 notes",
+                    "un id nuevo después de 10 (\"11\"), y 11 notas"),
+                  given=_('notes with ids "1" to "10"; notes_create {"title": "Tea", ...}',
+                          'notas con ids de "1" a "10"; notes_create {"title": "Tea", ...}'),
+                  hint=_('int() each id before max(): as strings "9" > "10", so max(notes) is '
+                         '"9" and the new note overwrites note 10',
+                         'aplica int() a cada id antes de max(): como cadenas "9" > "10", así '
+                         'que max(notes) es "9" y la nota nueva sobrescribe la 10')),
         case(_("notes_create with a blank title: isError, nothing stored, nothing notified",
                "notes_create con un título en blanco: isError, no se guarda ni se avisa nada"),
              session(blank_title),
@@ -932,15 +1000,7 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
                      "ValueError", "borrar un id que no está en notes es un error de "
                      "herramienta: lanza KeyError o ValueError")
     if "notes_create" in got.label and w_id != h_id:
-        if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1") \
-                and w_id is not None and h_id is not None:
-            return _("two servers must not share state: keep the id counter inside add_tools",
-                     "dos servidores no deben compartir estado: guarda el contador de ids "
-                     "dentro de add_tools")
-        return _("a new id is one more than the largest id ever used, never the count of "
-                 "notes: ids start at any number and have gaps",
-                 "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
-                 "ids empiezan en cualquier número y tienen huecos")
+        return _id_hint(x, got.label, w_id, h_id)
     if want.get(updated) != have.get(updated):
         return _("notify notes://{id} once for each change that happened, and only then",
                  "avisa de notes://{id} una vez por cada cambio que se produjo, y solo entonces")
@@ -958,6 +1018,40 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
         return _("every note's id and title, in the dict's order (not sorted)",
                  "el id y el title de cada nota, en el orden del dict (sin ordenar)")
     return None
+
+
+def _id_hint(x: NotesCase, label: str, w_id: Any, h_id: Any) -> str:
+    """Why a new id differs, from what the case shows: a failed create before it, ids
+    compared as strings, a counter shared with another server, or the count of notes."""
+    generic = _("a new id is one more than the largest id ever used, never the count of "
+                "notes: ids start at any number and have gaps",
+                "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
+                "ids empiezan en cualquier número y tienen huecos")
+    if not (isinstance(w_id, str) and w_id.isdigit() and isinstance(h_id, str)
+            and h_id.isdigit()):
+        return generic
+    who = next((w for w, m, p in x.calls if _call_label(f"{_server_word()} {w}", m, p)
+                == label), 0)
+    at = next(i for i, (w, m, p) in enumerate(x.calls)
+              if _call_label(f"{_server_word()} {w}", m, p) == label)
+    before = [p for w, m, p in x.calls[:at] if w == who and p.get("name") == "notes_create"]
+    failed = [p for p in before if not str(p["arguments"].get("title", "")).strip()]
+    start = [i for i, _t, _b in x.notes[who]]
+    if int(h_id) > int(w_id):
+        if failed and int(h_id) - int(w_id) <= len(failed):
+            return _("a failed create uses up no id: check the title before you take one",
+                     "una creación fallida no gasta ningún id: comprueba el título antes de "
+                     "tomar uno")
+        return _("two servers must not share state: keep the id counter inside add_tools, "
+                 "starting after the largest id of that call's notes",
+                 "dos servidores no deben compartir estado: guarda el contador de ids dentro "
+                 "de add_tools, empezando tras el mayor id de las notas de esa llamada")
+    if start and max(start) != str(max(int(i) for i in start)) \
+            and int(h_id) == int(max(start)) + 1 + len(before) - len(failed):
+        return _('compare ids as numbers, int() each one before max(): as strings, "9" > '
+                 '"10"', 'compara los ids como números, aplica int() a cada uno antes de '
+                 'max(): como cadenas, "9" > "10"')
+    return generic
 
 
 def tools_differential(add_tools: Callable) -> CaseResult:
