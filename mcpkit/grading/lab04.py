@@ -522,7 +522,7 @@ def check_note_resources(add_resources: Callable) -> None:
 
     def templates(c: _Client, store: dict) -> Any:
         found = c.request("resources/templates/list")["result"]["resourceTemplates"]
-        return [{k: t.get(k) for k in ("uriTemplate", "mimeType")} for t in found]
+        return [{k: t.get(k) for k in ("uriTemplate", "name", "mimeType")} for t in found]
 
     def live(c: _Client, store: dict) -> Any:
         store["7"] = {"title": "Later", "body": "Added after start-up."}
@@ -564,9 +564,10 @@ def check_note_resources(add_resources: Callable) -> None:
 
     not_found = {"protocol error": -32002}
     results = [
-        case(_("one resource template, notes://{id}, in Markdown",
-               "una plantilla de recurso, notes://{id}, en Markdown"),
-             session(templates), [{"uriTemplate": "notes://{id}", "mimeType": "text/markdown"}],
+        case(_("one resource template, notes://{id}, named note, in Markdown",
+               "una plantilla de recurso, notes://{id}, llamada note, en Markdown"),
+             session(templates),
+             [{"uriTemplate": "notes://{id}", "name": "note", "mimeType": "text/markdown"}],
              given="resources/templates/list",
              hint='@server.resource("notes://{id}", name="note", mime_type="text/markdown")'),
         case(_("reading notes://1 gives the note as Markdown",
@@ -648,8 +649,9 @@ def _check_notes_server(make_notes_server: Callable) -> None:
 
     def handshake(c: _Client) -> Any:
         result = c.init.get("result") or {}
+        info = result.get("serverInfo") or {}
         return {"protocolVersion": result.get("protocolVersion"),
-                "serverInfo.name": (result.get("serverInfo") or {}).get("name")}
+                "serverInfo.name": info.get("name"), "serverInfo.version": info.get("version")}
 
     def capabilities(c: _Client) -> Any:
         caps = (c.init.get("result") or {}).get("capabilities") or {}
@@ -730,9 +732,10 @@ def _check_notes_server(make_notes_server: Callable) -> None:
         return _error_code(found)
 
     results = [
-        case(_("initialize (2025-11-25): the server answers as notes",
-               "initialize (2025-11-25): el servidor responde como notes"),
-             session(handshake), {"protocolVersion": "2025-11-25", "serverInfo.name": "notes"},
+        case(_("initialize (2025-11-25): the server answers as notes, version 1.0.0",
+               "initialize (2025-11-25): el servidor responde como notes, versión 1.0.0"),
+             session(handshake), {"protocolVersion": "2025-11-25", "serverInfo.name": "notes",
+                                  "serverInfo.version": "1.0.0"},
              given="initialize", hint='Server("notes", "1.0.0")'),
         case(_("capabilities: tools, prompts, and resources with subscribe",
                "capacidades: tools, prompts y resources con subscribe"),
