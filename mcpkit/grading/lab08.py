@@ -124,6 +124,11 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
      "compare the origin's host name (origin_parts) with LOOPBACK, not how the origin starts",
      "compara el nombre de host del origen (origin_parts) con LOOPBACK, no cómo empieza el "
      "origen"),
+    ("Origin: file://localhost", "Origin: file://localhost", "POST", "/mcp",
+     {"origin": "file://localhost"}, None, 403,
+     "the Origin's scheme must be http or https: a file:// page is refused even on this "
+     "machine", "el esquema del Origin debe ser http o https: una página file:// se rechaza "
+     "aunque sea de esta máquina"),
     ("Origin: null", "Origin: null", "POST", "/mcp", {"origin": "null"}, None, 403,
      "'null' (a sandboxed page, a file) is not a loopback origin",
      "'null' (una página aislada, un archivo) no es un origen de loopback"),
@@ -256,7 +261,29 @@ def _refusal_hint(x: RefusalCase, expected: Step | None, got: Step | None) -> st
     if expected is None:
         return None
     want = expected.seen
+    if want == 403:
+        request = next((r for r in x.requests if _refusal_label(*r) == expected.label), None)
+        headers = json.loads(request[2]) if request else {}
+        scheme, name = _origin_parts(headers.get("origin"))
+        if reference_refusal("GET", "/mcp", {"host": headers.get("host", "")}, None) is None \
+                and name in ("localhost", "127.0.0.1", "::1") \
+                and scheme not in ("http", "https"):
+            return _("the Origin's scheme must be http or https: its host is this machine, "
+                     "but not over HTTP", "el esquema del Origin debe ser http o https: su "
+                     "host es esta máquina, pero no por HTTP")
     return texts.get(want) if isinstance(want, int | type(None)) else None
+
+
+def _origin_parts(origin: str | None) -> tuple[str | None, str | None]:
+    from urllib.parse import urlsplit
+
+    if origin is None:
+        return None, None
+    try:
+        parts = urlsplit(origin)
+        return parts.scheme, parts.hostname
+    except ValueError:
+        return None, None
 
 
 def check_refusal(refusal: Callable) -> None:
