@@ -741,10 +741,15 @@ def check_notes_front(make_app: Callable) -> None:
                "error travels with 200",
                "solo -32601 (404) y los errores de protocolo (400) cambian el código de "
                "estado; cualquier otro error viaja con 200")),
-            (_("GET: 405", "GET: 405"),
-             lambda: {"status": httpx.get(http.url, timeout=10).status_code},
-             {"status": 405}, _("no sessions, so no GET stream: 405",
-                                "sin sesiones no hay flujo GET: 405")),
+            (_("GET and DELETE: 405 with allow: POST", "GET y DELETE: 405 con allow: POST"),
+             lambda: [{"status": r.status_code, "allow": r.headers.get("allow")}
+                      for r in (httpx.get(http.url, timeout=10),
+                                httpx.delete(http.url, timeout=10))],
+             [{"status": 405, "allow": "POST"}] * 2,
+             _("no sessions, so no GET stream and nothing to DELETE: 405, with the header "
+               "allow: POST (send_error's headers=[(\"allow\", \"POST\")])",
+               "sin sesiones no hay flujo GET ni nada que borrar con DELETE: 405, con la "
+               "cabecera allow: POST (headers=[(\"allow\", \"POST\")] de send_error)")),
             (_("Host: evil.example: 403", "Host: evil.example: 403"),
              lambda: _post(http.url, search, {"host": "evil.example"}),
              {"status": 403, "format": "json", "code": -32600},
