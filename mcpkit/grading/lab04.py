@@ -401,8 +401,10 @@ def check_note_tools(add_tools: Callable) -> None:
                "los ids nunca se reutilizan, ni siquiera tras borrar la nota más nueva"),
              session(no_reuse), {"created": ["4", "5"], "notes": ["1", "2", "5"]},
              given=_("delete 3, create, delete 4, create", "borrar 3, crear, borrar 4, crear"),
-             hint=_("keep a counter (itertools.count) that starts after the largest seed id",
-                    "usa un contador (itertools.count) que empiece tras el mayor id inicial")),
+             hint=_("keep a counter (itertools.count), made in each add_tools call, that "
+                    "starts after the largest id of its notes",
+                    "usa un contador (itertools.count), creado en cada llamada a add_tools, "
+                    "que empiece tras el mayor id de sus notas")),
         predicate(_("a failed create uses up no id: the next note is 4",
                     "una creación fallida no gasta ningún id: la siguiente nota es la 4"),
                   session(failed_create_between), follows,
