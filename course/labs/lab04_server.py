@@ -139,7 +139,8 @@ fresh_notes()
 # - **New ids** continue after the largest id in `notes` when `add_tools` is called (`"4"`
 #   after `"1"`, `"2"`, `"3"`), and are **never reused**: after creating `"4"` and deleting it,
 #   the next note is `"5"`. A client subscribed to `notes://4` must not mistake a new note for
-#   the old one. `itertools.count(start)` is the tool for this.
+#   the old one. A failed call does not use up an id either: take the id once the title has
+#   passed its check. `itertools.count(start)` is the tool for this.
 # - `notes_create` with a blank title (empty or only spaces) is a tool error: raise
 #   `ValueError`, and store nothing.
 # - `notes_delete` of an id that does not exist is a tool error (raise `KeyError` or
@@ -181,7 +182,8 @@ fresh_notes()
 # - Los **ids nuevos** siguen al mayor id de `notes` en el momento de llamar a `add_tools`
 #   (`"4"` tras `"1"`, `"2"`, `"3"`) y **nunca se reutilizan**: tras crear `"4"` y borrarla, la
 #   siguiente nota es `"5"`. Un cliente suscrito a `notes://4` no debe confundir una nota nueva
-#   con la antigua. `itertools.count(inicio)` es la herramienta para esto.
+#   con la antigua. Una llamada fallida tampoco gasta ningún id: toma el id cuando el título ya
+#   ha pasado su validación. `itertools.count(inicio)` es la herramienta para esto.
 # - `notes_create` con un título en blanco (vacío o solo espacios) es un error de herramienta:
 #   lanza `ValueError` y no guardes nada.
 # - `notes_delete` de un id que no existe es un error de herramienta (lanza `KeyError` o

@@ -17,6 +17,7 @@ from .core import (
     case,
     differential,
     drop_each,
+    predicate,
     references_for,
     run_checks,
 )
@@ -125,6 +126,30 @@ def _outcome(response: dict[str, Any]) -> dict[str, Any]:
     return {"isError": False, "value": _tool_value(result)}
 
 
+def _short_text() -> str:
+    return _("<a short text>", "<un texto breve>")
+
+
+def _is_short_text(result: Any) -> bool:
+    """Whether a tool result is a text that is not blank (its words are the learner's)."""
+    value = _tool_value(result)
+    if isinstance(value, str):
+        return bool(value.strip())
+    # a text block whose words happen to parse as a JSON number ("4") is text all the same
+    return ("structuredContent" not in result and isinstance(value, int | float)
+            and not isinstance(value, bool))
+
+
+def _shaped(response: dict[str, Any], tool: str | None) -> dict[str, Any]:
+    """:func:`_outcome`, with notes_delete's answer reduced to its shape: the lab asks for
+    "a short text, such as 'deleted note 2'", so any text that is not blank will do."""
+    outcome = _outcome(response)
+    if tool == "notes_delete" and outcome.get("isError") is False \
+            and _is_short_text(response.get("result") or {}):
+        outcome["value"] = _short_text()
+    return outcome
+
+
 def _tool_server(add_tools: Callable, notes: dict[str, dict[str, str]] | None = None):
     """A fresh Server with the learner's tools, its notes, and the URIs it said changed."""
     from ..server import Server
@@ -214,8 +239,7 @@ def check_note_tools(add_tools: Callable) -> None:
                 "notes['4']": store.get("4"), "notified": changed}
 
     def delete_then(c: _Client, store: dict, changed: list) -> Any:
-        deleted = _outcome(c.call("notes_delete", {"id": "2"}))
-        deleted.pop("value", None)
+        deleted = _shaped(c.call("notes_delete", {"id": "2"}), "notes_delete")
         listed = _outcome(c.call("notes_list", {}))
         return {"result": deleted, "ids left": [n.get("id") for n in listed.get("value") or []],
                 "notified": changed}
@@ -240,6 +264,39 @@ def check_note_tools(add_tools: Callable) -> None:
         second = _tool_value(c.call("notes_create", {"title": "B", "body": "b"})["result"])
         return {"created": [n.get("id") if isinstance(n, dict) else n for n in (first, second)],
                 "notes": sorted(store)}
+
+    def created_id(c: _Client, title: str = "Tea") -> Any:
+        value = _tool_value(c.call("notes_create", {"title": title, "body": "x"})["result"])
+        return value.get("id") if isinstance(value, dict) else value
+
+    def failed_create_between(c: _Client, store: dict, changed: list) -> Any:
+        first = created_id(c)
+        c.call("notes_create", {"title": "", "body": "x"})
+        return [first, created_id(c, "Milk")]
+
+    def follows(ids: Any) -> bool:
+        return (isinstance(ids, list) and len(ids) == 2
+                and all(isinstance(i, str) and i.isdigit() for i in ids)
+                and int(ids[1]) == int(ids[0]) + 1)
+
+    def two_servers() -> Any:
+        sessions = [_tool_server(add_tools) for _i in range(2)]
+        clients = [_Client(server) for server, _store, _changed in sessions]
+        try:
+            return {f"{_server_word()} {n}": created_id(c) for n, c in enumerate(clients)}
+        finally:
+            for c in clients:
+                c.close()
+
+    ten = {str(i): {"title": f"Note {i}", "body": ""} for i in range(1, 11)}
+
+    def after_ten(c: _Client, store: dict, changed: list) -> Any:
+        return {"created": created_id(c), "notes": len(store)}
+
+    def after_ten_ok(value: Any) -> bool:
+        return (isinstance(value, dict) and value.get("notes") == 11
+                and isinstance(value.get("created"), str) and value["created"].isdigit()
+                and int(value["created"]) > 10)
 
     def blank_title(c: _Client, store: dict, changed: list) -> Any:
         return {"result": _outcome(c.call("notes_create", {"title": "   ", "body": "x"})),
@@ -344,8 +401,44 @@ def check_note_tools(add_tools: Callable) -> None:
                "los ids nunca se reutilizan, ni siquiera tras borrar la nota más nueva"),
              session(no_reuse), {"created": ["4", "5"], "notes": ["1", "2", "5"]},
              given=_("delete 3, create, delete 4, create", "borrar 3, crear, borrar 4, crear"),
-             hint=_("keep a counter (itertools.count) that starts after the largest seed id",
-                    "usa un contador (itertools.count) que empiece tras el mayor id inicial")),
+             hint=_("keep a counter (itertools.count), made in each add_tools call, that "
+                    "starts after the largest id of its notes",
+                    "usa un contador (itertools.count), creado en cada llamada a add_tools, "
+                    "que empiece tras el mayor id de sus notas")),
+        predicate(_("a failed create uses up no id: the next note is 4",
+                    "una creación fallida no gasta ningún id: la siguiente nota es la 4"),
+                  session(failed_create_between), follows,
+                  _("the second id is one more than the first (['4', '5'])",
+                    "el segundo id es uno más que el primero (['4', '5'])"),
+                  given='notes_create {"title": "Tea", ...}; notes_create {"title": "", ...}; '
+                        'notes_create {"title": "Milk", ...}',
+                  hint=_("check the title before you take an id: a failed call changes "
+                         "nothing, not even the counter",
+                         "comprueba el título antes de tomar un id: una llamada fallida no "
+                         "cambia nada, ni siquiera el contador")),
+        case(_("two servers side by side: each numbers its own notes",
+               "dos servidores a la vez: cada uno numera sus propias notas"),
+             two_servers, {f"{_server_word()} 0": "4", f"{_server_word()} 1": "4"},
+             given=_("add_tools on two servers, each with its own copy of the notes; "
+                     "notes_create on each",
+                     "add_tools en dos servidores, cada uno con su copia de las notas; "
+                     "notes_create en cada uno"),
+             hint=_("keep the id counter inside add_tools: one made outside it (a global, a "
+                    "default argument, a class attribute) is shared by every server",
+                    "guarda el contador de ids dentro de add_tools: uno creado fuera (una "
+                    "variable global, un argumento por defecto, un atributo de clase) lo "
+                    "comparten todos los servidores")),
+        predicate(_("ids compare as numbers: after 1 to 10 comes 11",
+                    "los ids se comparan como números: tras 1 a 10 viene 11"),
+                  session(after_ten, ten), after_ten_ok,
+                  _("a new id after 10 (\"11\"), and 11 notes",
+                    "un id nuevo después de 10 (\"11\"), y 11 notas"),
+                  given=_('notes with ids "1" to "10"; notes_create {"title": "Tea", ...}',
+                          'notas con ids de "1" a "10"; notes_create {"title": "Tea", ...}'),
+                  hint=_('int() each id before max(): as strings "9" > "10", so max(notes) is '
+                         '"9" and the new note overwrites note 10',
+                         'aplica int() a cada id antes de max(): como cadenas "9" > "10", así '
+                         'que max(notes) es "9" y la nota nueva sobrescribe la 10')),
         case(_("notes_create with a blank title: isError, nothing stored, nothing notified",
                "notes_create con un título en blanco: isError, no se guarda ni se avisa nada"),
              session(blank_title),
@@ -356,8 +449,11 @@ def check_note_tools(add_tools: Callable) -> None:
         case(_("notes_delete removes the note and notifies its URI",
                "notes_delete elimina la nota y avisa de su URI"),
              session(delete_then),
-             {"result": {"isError": False}, "ids left": ["1", "3"], "notified": ["notes://2"]},
-             given='notes_delete {"id": "2"}; notes_list {}'),
+             {"result": ok(_short_text()), "ids left": ["1", "3"], "notified": ["notes://2"]},
+             given='notes_delete {"id": "2"}; notes_list {}',
+             hint=_('return a short text that is not blank, such as f"deleted note {id}"',
+                    'devuelve un texto breve que no esté en blanco, como '
+                    'f"deleted note {id}"')),
         case(_("notes_delete of an unknown id: an isError result, not a crash",
                "notes_delete de un id desconocido: un resultado isError, no una caída"),
              session(unknown_delete),
@@ -428,7 +524,7 @@ def check_note_resources(add_resources: Callable) -> None:
 
     def templates(c: _Client, store: dict) -> Any:
         found = c.request("resources/templates/list")["result"]["resourceTemplates"]
-        return [{k: t.get(k) for k in ("uriTemplate", "mimeType")} for t in found]
+        return [{k: t.get(k) for k in ("uriTemplate", "name", "mimeType")} for t in found]
 
     def live(c: _Client, store: dict) -> Any:
         store["7"] = {"title": "Later", "body": "Added after start-up."}
@@ -470,9 +566,10 @@ def check_note_resources(add_resources: Callable) -> None:
 
     not_found = {"protocol error": -32002}
     results = [
-        case(_("one resource template, notes://{id}, in Markdown",
-               "una plantilla de recurso, notes://{id}, en Markdown"),
-             session(templates), [{"uriTemplate": "notes://{id}", "mimeType": "text/markdown"}],
+        case(_("one resource template, notes://{id}, named note, in Markdown",
+               "una plantilla de recurso, notes://{id}, llamada note, en Markdown"),
+             session(templates),
+             [{"uriTemplate": "notes://{id}", "name": "note", "mimeType": "text/markdown"}],
              given="resources/templates/list",
              hint='@server.resource("notes://{id}", name="note", mime_type="text/markdown")'),
         case(_("reading notes://1 gives the note as Markdown",
@@ -554,8 +651,9 @@ def _check_notes_server(make_notes_server: Callable) -> None:
 
     def handshake(c: _Client) -> Any:
         result = c.init.get("result") or {}
+        info = result.get("serverInfo") or {}
         return {"protocolVersion": result.get("protocolVersion"),
-                "serverInfo.name": (result.get("serverInfo") or {}).get("name")}
+                "serverInfo.name": info.get("name"), "serverInfo.version": info.get("version")}
 
     def capabilities(c: _Client) -> Any:
         caps = (c.init.get("result") or {}).get("capabilities") or {}
@@ -636,9 +734,10 @@ def _check_notes_server(make_notes_server: Callable) -> None:
         return _error_code(found)
 
     results = [
-        case(_("initialize (2025-11-25): the server answers as notes",
-               "initialize (2025-11-25): el servidor responde como notes"),
-             session(handshake), {"protocolVersion": "2025-11-25", "serverInfo.name": "notes"},
+        case(_("initialize (2025-11-25): the server answers as notes, version 1.0.0",
+               "initialize (2025-11-25): el servidor responde como notes, versión 1.0.0"),
+             session(handshake), {"protocolVersion": "2025-11-25", "serverInfo.name": "notes",
+                                  "serverInfo.version": "1.0.0"},
              given="initialize", hint='Server("notes", "1.0.0")'),
         case(_("capabilities: tools, prompts, and resources with subscribe",
                "capacidades: tools, prompts y resources con subscribe"),
@@ -873,7 +972,7 @@ def _tools_trial(add_tools: Callable, x: NotesCase) -> list[Step]:
     for which, method, params in x.calls:
         client, store, changed = sessions[which]
         before = len(changed)
-        answer = _outcome(client.request(method, params))
+        answer = _shaped(client.request(method, params), params.get("name"))
         steps.append(Step(_call_label(f"{_server_word()} {which}", method, params), {
             _("answer", "respuesta"): answer,
             _("resources/updated for", "resources/updated de"): changed[before:],
@@ -906,15 +1005,7 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
                      "ValueError", "borrar un id que no está en notes es un error de "
                      "herramienta: lanza KeyError o ValueError")
     if "notes_create" in got.label and w_id != h_id:
-        if len(x.notes) == 2 and got.label.startswith(f"{_server_word()} 1") \
-                and w_id is not None and h_id is not None:
-            return _("two servers must not share state: keep the id counter inside add_tools",
-                     "dos servidores no deben compartir estado: guarda el contador de ids "
-                     "dentro de add_tools")
-        return _("a new id is one more than the largest id ever used, never the count of "
-                 "notes: ids start at any number and have gaps",
-                 "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
-                 "ids empiezan en cualquier número y tienen huecos")
+        return _id_hint(x, got.label, w_id, h_id)
     if want.get(updated) != have.get(updated):
         return _("notify notes://{id} once for each change that happened, and only then",
                  "avisa de notes://{id} una vez por cada cambio que se produjo, y solo entonces")
@@ -932,6 +1023,40 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
         return _("every note's id and title, in the dict's order (not sorted)",
                  "el id y el title de cada nota, en el orden del dict (sin ordenar)")
     return None
+
+
+def _id_hint(x: NotesCase, label: str, w_id: Any, h_id: Any) -> str:
+    """Why a new id differs, from what the case shows: a failed create before it, ids
+    compared as strings, a counter shared with another server, or the count of notes."""
+    generic = _("a new id is one more than the largest id ever used, never the count of "
+                "notes: ids start at any number and have gaps",
+                "un id nuevo es uno más que el mayor id usado, nunca el número de notas: los "
+                "ids empiezan en cualquier número y tienen huecos")
+    if not (isinstance(w_id, str) and w_id.isdigit() and isinstance(h_id, str)
+            and h_id.isdigit()):
+        return generic
+    who = next((w for w, m, p in x.calls if _call_label(f"{_server_word()} {w}", m, p)
+                == label), 0)
+    at = next(i for i, (w, m, p) in enumerate(x.calls)
+              if _call_label(f"{_server_word()} {w}", m, p) == label)
+    before = [p for w, m, p in x.calls[:at] if w == who and p.get("name") == "notes_create"]
+    failed = [p for p in before if not str(p["arguments"].get("title", "")).strip()]
+    start = [i for i, _t, _b in x.notes[who]]
+    if int(h_id) > int(w_id):
+        if failed and int(h_id) - int(w_id) <= len(failed):
+            return _("a failed create uses up no id: check the title before you take one",
+                     "una creación fallida no gasta ningún id: comprueba el título antes de "
+                     "tomar uno")
+        return _("two servers must not share state: keep the id counter inside add_tools, "
+                 "starting after the largest id of that call's notes",
+                 "dos servidores no deben compartir estado: guarda el contador de ids dentro "
+                 "de add_tools, empezando tras el mayor id de las notas de esa llamada")
+    if start and max(start) != str(max(int(i) for i in start)) \
+            and int(h_id) == int(max(start)) + 1 + len(before) - len(failed):
+        return _('compare ids as numbers, int() each one before max(): as strings, "9" > '
+                 '"10"', 'compara los ids como números, aplica int() a cada uno antes de '
+                 'max(): como cadenas, "9" > "10"')
+    return generic
 
 
 def tools_differential(add_tools: Callable) -> CaseResult:
@@ -1025,8 +1150,9 @@ def _server_trial(make: Callable, x: NotesCase) -> list[Step]:
         response = clients[who].request(method, params)
         if method.startswith("resources/") and "error" not in response:
             response = {"result": {}}
+        tool = params.get("name") if method == "tools/call" else None
         heard = [[{"notification": m["method"], "params": m.get("params")} if "method" in m
-                  else _outcome(m) for m in c.drain()] for c in clients]
+                  else _shaped(m, tool) for m in c.drain()] for c in clients]
         received = _("client {n} received", "el cliente {n} recibió")
         steps.append(Step(_call_label(f"{_client_word()} {who}", method, params),
                           {received.format(n=0): heard[0], received.format(n=1): heard[1]}))

@@ -124,6 +124,11 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
      "compare the origin's host name (origin_parts) with LOOPBACK, not how the origin starts",
      "compara el nombre de host del origen (origin_parts) con LOOPBACK, no cómo empieza el "
      "origen"),
+    ("Origin: file://localhost", "Origin: file://localhost", "POST", "/mcp",
+     {"origin": "file://localhost"}, None, 403,
+     "the Origin's scheme must be http or https: a file:// page is refused even on this "
+     "machine", "el esquema del Origin debe ser http o https: una página file:// se rechaza "
+     "aunque sea de esta máquina"),
     ("Origin: null", "Origin: null", "POST", "/mcp", {"origin": "null"}, None, 403,
      "'null' (a sandboxed page, a file) is not a loopback origin",
      "'null' (una página aislada, un archivo) no es un origen de loopback"),
@@ -256,7 +261,29 @@ def _refusal_hint(x: RefusalCase, expected: Step | None, got: Step | None) -> st
     if expected is None:
         return None
     want = expected.seen
+    if want == 403:
+        request = next((r for r in x.requests if _refusal_label(*r) == expected.label), None)
+        headers = json.loads(request[2]) if request else {}
+        scheme, name = _origin_parts(headers.get("origin"))
+        if reference_refusal("GET", "/mcp", {"host": headers.get("host", "")}, None) is None \
+                and name in ("localhost", "127.0.0.1", "::1") \
+                and scheme not in ("http", "https"):
+            return _("the Origin's scheme must be http or https: its host is this machine, "
+                     "but not over HTTP", "el esquema del Origin debe ser http o https: su "
+                     "host es esta máquina, pero no por HTTP")
     return texts.get(want) if isinstance(want, int | type(None)) else None
+
+
+def _origin_parts(origin: str | None) -> tuple[str | None, str | None]:
+    from urllib.parse import urlsplit
+
+    if origin is None:
+        return None, None
+    try:
+        parts = urlsplit(origin)
+        return parts.scheme, parts.hostname
+    except ValueError:
+        return None, None
 
 
 def check_refusal(refusal: Callable) -> None:
@@ -545,6 +572,15 @@ def _app_hint(x: AppCase, expected: Step | None, got: Step | None) -> str | None
                  "notifications come first; no body for 202",
                  "JSON cuando la respuesta final es el único mensaje; un flujo SSE cuando "
                  "antes llegan notificaciones; sin cuerpo para 202")
+    if have.get("status") == 413 and want.get("status") != 413:
+        return _("only a body longer than max_body_size bytes is 413: exactly the limit is "
+                 "fine (>, not >=)", "solo un cuerpo de más de max_body_size bytes es 413: "
+                 "exactamente el límite está bien (>, no >=)")
+    if want.get("status") == 413:
+        return _("count the body's bytes as they arrive (not decoded characters), and answer "
+                 "413 once they pass max_body_size", "cuenta los bytes del cuerpo según "
+                 "llegan (no los caracteres decodificados), y responde 413 en cuanto pasen de "
+                 "max_body_size")
     if want.get("status") != have.get("status"):
         return _("the status: 202 for a notification, 413 over the limit, 400 for a body that "
                  "is not a JSON-RPC request, 404 for -32601, 400 for the other protocol errors",
@@ -705,8 +741,10 @@ def check_notes_front(make_app: Callable) -> None:
             (_("exactly the body limit", "exactamente el límite del cuerpo"),
              lambda: _post(http.url, exact, content=json.dumps(exact).encode()),
              {"status": 200, "format": "json", "code": None},
-             _("max_body_size bytes are allowed; one more is 413",
-               "se admiten max_body_size bytes; uno más es 413")),
+             _("max_body_size bytes are allowed; one more is 413: refuse only a body longer "
+               "than the limit (>, not >=)",
+               "se admiten max_body_size bytes; uno más es 413: rechaza solo un cuerpo más "
+               "largo que el límite (>, no >=)")),
             (_("a server-defined error (-32000): 200", "un error definido por el servidor "
                "(-32000): 200"),
              lambda: _post(http.url, lock), {"status": 200, "format": "json", "code": -32000},
@@ -714,10 +752,15 @@ def check_notes_front(make_app: Callable) -> None:
                "error travels with 200",
                "solo -32601 (404) y los errores de protocolo (400) cambian el código de "
                "estado; cualquier otro error viaja con 200")),
-            (_("GET: 405", "GET: 405"),
-             lambda: {"status": httpx.get(http.url, timeout=10).status_code},
-             {"status": 405}, _("no sessions, so no GET stream: 405",
-                                "sin sesiones no hay flujo GET: 405")),
+            (_("GET and DELETE: 405 with allow: POST", "GET y DELETE: 405 con allow: POST"),
+             lambda: [{"status": r.status_code, "allow": r.headers.get("allow")}
+                      for r in (httpx.get(http.url, timeout=10),
+                                httpx.delete(http.url, timeout=10))],
+             [{"status": 405, "allow": "POST"}] * 2,
+             _("no sessions, so no GET stream and nothing to DELETE: 405, with the header "
+               "allow: POST (send_error's headers=[(\"allow\", \"POST\")])",
+               "sin sesiones no hay flujo GET ni nada que borrar con DELETE: 405, con la "
+               "cabecera allow: POST (headers=[(\"allow\", \"POST\")] de send_error)")),
             (_("Host: evil.example: 403", "Host: evil.example: 403"),
              lambda: _post(http.url, search, {"host": "evil.example"}),
              {"status": 403, "format": "json", "code": -32600},
@@ -731,13 +774,36 @@ def check_notes_front(make_app: Callable) -> None:
                            "pasa el token de make_app a refusal")),
         ):
             results.append(case(name, thunk, expected, hint=hint))
-    pieces = [b"w" * (BODY_LIMIT // 4)] * 12  # the limit is passed in the fifth piece
+    results.append(case(
+        _("a JSON-RPC response is not a request: 400, -32600",
+          "una respuesta JSON-RPC no es una solicitud: 400, -32600"),
+        lambda: _responses_posted(app), [{"status": 400, "code": -32600}] * 2,
+        given=_("POST /mcp {}; then POST /mcp {}", "POST /mcp {}; después POST /mcp {}").format(
+            *(json.dumps(r) for r in _RESPONSES)),
+        hint=_("classify(...) says 'result' or 'error': a response, which no request of this "
+               "server waits for; answer 400 with -32600, and do not hand it to the server "
+               "(answer would wait for a reply that never comes)",
+               "classify(...) dice 'result' o 'error': una respuesta, que ninguna solicitud de "
+               "este servidor espera; responde 400 con -32600, y no se la pases al servidor "
+               "(answer esperaría una respuesta que nunca llega)")))
+    results.append(case(
+        _("the limit counts bytes, not characters", "el límite cuenta bytes, no caracteres"),
+        lambda: _multibyte_limit(app), [{"status": 200, "code": None},
+                                        {"status": 413, "code": -32600}],
+        given=_("POST /mcp, bodies of {a} and {b} bytes, mostly 'é' (2 bytes each), in 3 "
+                "pieces; max_body_size={m}", "POST /mcp, cuerpos de {a} y {b} bytes, casi "
+                "todo 'é' (2 bytes cada una), en 3 trozos; max_body_size={m}").format(
+                    a=BODY_LIMIT - 1, b=BODY_LIMIT + 1, m=BODY_LIMIT),
+        hint=_("count len(body) of the bytes received, not of decoded text: 'é' is one "
+               "character but two bytes", "cuenta len(body) de los bytes recibidos, no del "
+               "texto decodificado: 'é' es un carácter pero dos bytes")))
+    pieces = [b"w" * 1000] * 12  # the limit is passed in the fifth piece, with > or >=
     results.append(case(
         _("over the limit: no more is read", "por encima del límite: no se lee más"),
         lambda: _limit_reading(make_app, pieces), {"status": 413, "pieces read": 5},
         given=_("POST /mcp, a body of 12 pieces of {n} bytes; max_body_size={m}",
                 "POST /mcp, un cuerpo de 12 trozos de {n} bytes; max_body_size={m}").format(
-                    n=BODY_LIMIT // 4, m=BODY_LIMIT),
+                    n=1000, m=BODY_LIMIT),
         hint=_("check the size after each receive(), and answer 413 as soon as it is over: "
                "do not read the rest first",
                "comprueba el tamaño tras cada receive() y responde 413 en cuanto lo pase: no "
@@ -779,6 +845,52 @@ def check_notes_front(make_app: Callable) -> None:
                "herramienta")))
     results.append(app_differential(make_app))
     run_checks(results)
+
+
+#: JSON-RPC responses a client might POST: neither is a request or a notification.
+_RESPONSES = ({"jsonrpc": "2.0", "id": 1, "result": {}},
+              {"jsonrpc": "2.0", "id": 2, "error": {"code": -32000, "message": "busy"}})
+
+
+def _status_code(sent: Any) -> Any:
+    """A response as a status and the JSON-RPC error code in it (None if there is none)."""
+    outcome = http_outcome(sent)
+    if not isinstance(outcome, dict):
+        return outcome
+    messages = outcome.get("messages") or [{}]
+    code = messages[-1].get("error") if isinstance(messages[-1], dict) else None
+    return {"status": outcome.get("status"), "code": code}
+
+
+def _responses_posted(app: Any) -> Any:
+    seen_now = []
+    for response in _RESPONSES:
+        sent = drive(app, "POST", "/mcp", list(_json_headers().items()),
+                     [json.dumps(response).encode()])
+        seen_now.append(_status_code(sent))
+        if isinstance(sent, Seen):  # waited for an answer that never comes: once is enough
+            break
+    return seen_now
+
+
+def sized_text_request(size: int) -> bytes:
+    """A count_words call of exactly ``size`` bytes of UTF-8, its text mostly 'é' (two
+    bytes, one character), sent as is (not escaped)."""
+    message = jsonrpc.request(1, "tools/call", {"name": "count_words", "arguments": {
+        "text": ""}, "_meta": META})
+    pad = max(0, size - len(json.dumps(message, ensure_ascii=False).encode()))
+    message["params"]["arguments"]["text"] = "é" * (pad // 2) + "w" * (pad % 2)
+    return json.dumps(message, ensure_ascii=False).encode()
+
+
+def _multibyte_limit(app: Any) -> Any:
+    seen_now = []
+    for size in (BODY_LIMIT - 1, BODY_LIMIT + 1):  # the same verdicts with > or >=
+        body = sized_text_request(size)
+        sent = drive(app, "POST", "/mcp", list(modern_headers(json.loads(body)).items()),
+                     _chunks(body, 3))
+        seen_now.append(_status_code(sent))
+    return seen_now
 
 
 def _limit_reading(make_app: Callable, pieces: list[bytes]) -> Any:
