@@ -182,8 +182,8 @@ fresh_notes()
 # - Los **ids nuevos** siguen al mayor id de `notes` en el momento de llamar a `add_tools`
 #   (`"4"` tras `"1"`, `"2"`, `"3"`) y **nunca se reutilizan**: tras crear `"4"` y borrarla, la
 #   siguiente nota es `"5"`. Un cliente suscrito a `notes://4` no debe confundir una nota nueva
-#   con la antigua. Una llamada fallida tampoco gasta ningún id: toma el id cuando el título ya
-#   ha pasado su validación. `itertools.count(inicio)` es la herramienta para esto.
+#   con la antigua. Una llamada fallida tampoco gasta ningún id: toma el id solo cuando el
+#   título ya haya pasado la validación. `itertools.count(inicio)` es la herramienta para esto.
 # - `notes_create` con un título en blanco (vacío o solo espacios) es un error de herramienta:
 #   lanza `ValueError` y no guardes nada.
 # - `notes_delete` de un id que no existe es un error de herramienta (lanza `KeyError` o

@@ -421,7 +421,7 @@ def check_note_tools(add_tools: Callable) -> None:
              two_servers, {f"{_server_word()} 0": "4", f"{_server_word()} 1": "4"},
              given=_("add_tools on two servers, each with its own copy of the notes; "
                      "notes_create on each",
-                     "add_tools en dos servidores, cada uno con su copia de las notas; "
+                     "add_tools en dos servidores, cada uno con su propia copia de las notas; "
                      "notes_create en cada uno"),
              hint=_("keep the id counter inside add_tools: one made outside it (a global, a "
                     "default argument, a class attribute) is shared by every server",
@@ -429,15 +429,15 @@ def check_note_tools(add_tools: Callable) -> None:
                     "variable global, un argumento por defecto, un atributo de clase) lo "
                     "comparten todos los servidores")),
         predicate(_("ids compare as numbers: after 1 to 10 comes 11",
-                    "los ids se comparan como números: tras 1 a 10 viene 11"),
+                    "los ids se comparan como números: tras los ids del 1 al 10 viene el 11"),
                   session(after_ten, ten), after_ten_ok,
                   _("a new id after 10 (\"11\"), and 11 notes",
-                    "un id nuevo después de 10 (\"11\"), y 11 notas"),
+                    "un id nuevo después del 10 (\"11\") y 11 notas"),
                   given=_('notes with ids "1" to "10"; notes_create {"title": "Tea", ...}',
                           'notas con ids de "1" a "10"; notes_create {"title": "Tea", ...}'),
                   hint=_('int() each id before max(): as strings "9" > "10", so max(notes) is '
                          '"9" and the new note overwrites note 10',
-                         'aplica int() a cada id antes de max(): como cadenas "9" > "10", así '
+                         'aplica int() a cada id antes de max(): como cadenas, "9" > "10", así '
                          'que max(notes) es "9" y la nota nueva sobrescribe la 10')),
         case(_("notes_create with a blank title: isError, nothing stored, nothing notified",
                "notes_create con un título en blanco: isError, no se guarda ni se avisa nada"),

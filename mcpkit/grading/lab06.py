@@ -664,7 +664,7 @@ def check_backoff(make: Callable[..., Any]) -> None:
              hint=_("with jitter 0 there is nothing to randomise: call rng.uniform only when "
                     "jitter is not 0 (each draw moves the random source that other servers' "
                     "delays share)",
-                    "con jitter 0 no hay nada que variar: llama a rng.uniform solo cuando "
+                    "con jitter 0 no hay nada que variar: llama a rng.uniform solo si "
                     "jitter no es 0 (cada número sacado hace avanzar la fuente aleatoria que "
                     "comparten las esperas de los demás servidores)")),
         case(_("a server failing for hours: failure 2000 still waits 30 s",
@@ -952,7 +952,7 @@ class Rig:
                   "servidores arrancados después de llamar a close()"):
                     len(self.started()) - starts,
                 _("pipes never closed (left to the garbage collector)",
-                  "tuberías que nunca se cerraron (quedaron para el recolector de basura)"):
+                  "tuberías que nunca se cerraron (se dejaron al recolector de basura)"):
                     unclosed}
 
     def cleanup(self) -> None:
@@ -1042,7 +1042,7 @@ _OK_END = (("close() returned", "close() retornó"),
            ("servers started once close() began",
             "servidores arrancados después de llamar a close()"),
            ("pipes never closed (left to the garbage collector)",
-            "tuberías que nunca se cerraron (quedaron para el recolector de basura)"))
+            "tuberías que nunca se cerraron (se dejaron al recolector de basura)"))
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
           ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),
@@ -1063,8 +1063,7 @@ _RESTARTED_IN_CLOSE = (
         "closed flag first, before it stops the server, and the thread checks that flag when "
         "process.wait() returns and after each sleep, before it counts a failure or starts "
         "the command",
-        "el hilo que vigila confundió con una muerte la detención del servidor que hizo "
-        "close(): "
+        "el hilo que vigila creyó que el servidor había muerto cuando close() lo detuvo: "
         "close() activa primero la marca de cierre, antes de detener el servidor, y el hilo "
         "la comprueba cuando retorna process.wait() y tras cada espera, antes de contar un "
         "fallo o de arrancar el comando")
@@ -1084,7 +1083,7 @@ _END_HINTS = {
         "the garbage collector: a file descriptor lost at every restart)",
         "cuando retorna process.wait(), el servidor está muerto pero sus tuberías siguen "
         "abiertas en tu proceso: stop(process) las cierra (matarlo u olvidar el Popen las "
-        "deja para el recolector de basura: un descriptor de archivo perdido en cada "
+        "deja en manos del recolector de basura: un descriptor de archivo perdido en cada "
         "reinicio)"),
     "threads alive when close() returned": (
         "close() returned while the watching thread was still running: once the flag is set "
@@ -1127,7 +1126,7 @@ def _rig_hint(expected: dict[str, Any], own: str, own_end: tuple[str, ...] = ()
                      "stable_after seconds or more (self.clock() at its death minus "
                      "self.clock() when it started); a server that dies at once is one "
                      "failure, with no success() before it",
-                     "llama a backoff.success() solo cuando el servidor que murió llevaba en "
+                     "llama a backoff.success() solo si el servidor que murió llevaba en "
                      "marcha stable_after segundos o más (self.clock() al morir menos "
                      "self.clock() al arrancar); un servidor que muere en el acto es un fallo, "
                      "sin ningún success() antes")

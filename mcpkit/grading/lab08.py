@@ -270,7 +270,7 @@ def _refusal_hint(x: RefusalCase, expected: Step | None, got: Step | None) -> st
                 and scheme not in ("http", "https"):
             return _("the Origin's scheme must be http or https: its host is this machine, "
                      "but not over HTTP", "el esquema del Origin debe ser http o https: su "
-                     "host es esta máquina, pero no por HTTP")
+                     "host es esta máquina, pero no usa HTTP")
     return texts.get(want) if isinstance(want, int | type(None)) else None
 
 
@@ -785,14 +785,14 @@ def check_notes_front(make_app: Callable) -> None:
                "(answer would wait for a reply that never comes)",
                "classify(...) dice 'result' o 'error': una respuesta, que ninguna solicitud de "
                "este servidor espera; responde 400 con -32600, y no se la pases al servidor "
-               "(answer esperaría una respuesta que nunca llega)")))
+               "(answer se quedaría esperando una respuesta que nunca llegaría)")))
     results.append(case(
         _("the limit counts bytes, not characters", "el límite cuenta bytes, no caracteres"),
         lambda: _multibyte_limit(app), [{"status": 200, "code": None},
                                         {"status": 413, "code": -32600}],
         given=_("POST /mcp, bodies of {a} and {b} bytes, mostly 'é' (2 bytes each), in 3 "
                 "pieces; max_body_size={m}", "POST /mcp, cuerpos de {a} y {b} bytes, casi "
-                "todo 'é' (2 bytes cada una), en 3 trozos; max_body_size={m}").format(
+                "todo letras 'é' (2 bytes cada una), en 3 trozos; max_body_size={m}").format(
                     a=BODY_LIMIT - 1, b=BODY_LIMIT + 1, m=BODY_LIMIT),
         hint=_("count len(body) of the bytes received, not of decoded text: 'é' is one "
                "character but two bytes", "cuenta len(body) de los bytes recibidos, no del "

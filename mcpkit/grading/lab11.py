@@ -287,7 +287,7 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
         one("ui:// with nothing after it", "ui:// sin nada después", "view_contents",
             ["ui://", "<p>hi</p>", None, None],
             "the bare scheme names no view: ValueError",
-            "el esquema solo no nombra ninguna vista: ValueError"),
+            "el esquema por sí solo no nombra ninguna vista: ValueError"),
         differential(
             _("generated declarations, tools and views, against mcpkit.apps",
               "declaraciones, herramientas y vistas generadas, frente a mcpkit.apps"),
