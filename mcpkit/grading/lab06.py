@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import gc
 import os
 import signal
 import sys
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -860,11 +858,6 @@ class Rig:
         if isinstance(made, Seen):
             raise _SetupFailed(made)
         self.supervisor = made
-        # A file or pipe the supervisor never closed is closed by the garbage collector, which
-        # says so with a ResourceWarning ("unclosed file"): a dead server's pipes left open.
-        self._warnings = warnings.catch_warnings(record=True)
-        self.warned = self._warnings.__enter__()
-        warnings.simplefilter("always", ResourceWarning)
 
     def sleep(self, seconds: float) -> None:
         self.pids_asleep.append(self.pid())
@@ -937,9 +930,6 @@ class Rig:
             if not threads and not kids:
                 break
             time.sleep(0.01)
-        gc.collect()  # what only a reference cycle still holds is closed now, and told
-        unclosed = sum(issubclass(w.category, ResourceWarning) and "unclosed" in str(w.message)
-                       for w in list(self.warned))
         return {_("close() returned", "close() retornó"): closed,
                 _("threads alive when close() returned", "hilos vivos al retornar close()"):
                     alive,
@@ -950,15 +940,10 @@ class Rig:
                     self.backoff.calls.count("failure") - failures,
                 _("servers started once close() began",
                   "servidores arrancados después de llamar a close()"):
-                    len(self.started()) - starts,
-                _("pipes never closed (left to the garbage collector)",
-                  "tuberías que nunca se cerraron (se dejaron al recolector de basura)"):
-                    unclosed}
+                    len(self.started()) - starts}
 
     def cleanup(self) -> None:
         self.released.set()
-        if hasattr(self, "_warnings"):
-            self._warnings.__exit__(None, None, None)
         for pid in child_processes() - self.kids:
             if pid in self.started():
                 with contextlib.suppress(OSError):
@@ -1040,9 +1025,7 @@ _OK_END = (("close() returned", "close() retornó"),
            ("failures counted once close() began",
             "fallos contados después de llamar a close()"),
            ("servers started once close() began",
-            "servidores arrancados después de llamar a close()"),
-           ("pipes never closed (left to the garbage collector)",
-            "tuberías que nunca se cerraron (se dejaron al recolector de basura)"))
+            "servidores arrancados después de llamar a close()"))
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
           ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),
@@ -1077,14 +1060,6 @@ _END_HINTS = {
         "close() dejó atrás un proceso del servidor: detén con stop(process) el servidor que "
         "está en marcha (cierra su entrada, espera y lo recoge); hasta que termine, el hilo "
         "que vigila sigue bloqueado en process.wait() y close() no puede esperarlo (join)"),
-    "pipes never closed (left to the garbage collector)": (
-        "when process.wait() returns, the server is dead but its pipes are still open in "
-        "your process: stop(process) closes them (a kill or a forgotten Popen leaves them to "
-        "the garbage collector: a file descriptor lost at every restart)",
-        "cuando retorna process.wait(), el servidor está muerto pero sus tuberías siguen "
-        "abiertas en tu proceso: stop(process) las cierra (matarlo u olvidar el Popen las "
-        "deja en manos del recolector de basura: un descriptor de archivo perdido en cada "
-        "reinicio)"),
     "threads alive when close() returned": (
         "close() returned while the watching thread was still running: once the flag is set "
         "and the server stopped, join the thread (self.thread.join()) before returning",
@@ -1102,8 +1077,7 @@ _END_HINTS = {
 #: When only what close() left behind differs, the cause the evidence shows, most telling
 #: first (a server restarted during close() is also a thread alive and a process left).
 _END_ORDER = ("failures counted once close() began", "servers started once close() began",
-              "child processes left",
-              "pipes never closed (left to the garbage collector)", "threads left",
+              "child processes left", "threads left",
               "threads alive when close() returned")
 
 
@@ -1152,8 +1126,8 @@ def _rig_case(name: str, thunk: Callable[[], Any], expected: dict[str, Any], hin
 def check_supervisor(make: Callable[..., Any]) -> None:
     """Part 4: a supervisor that brings a killed server back, with the backoff's delays."""
     # close() returned None; no thread, no child process left, no failure counted and no
-    # server started once close() began, no pipe left for the garbage collector to close
-    ok_end = [None, 0, 0, 0, 0, 0, 0]
+    # server started once close() began
+    ok_end = [None, 0, 0, 0, 0, 0]
 
     def kills(*values: Any) -> dict[str, Any]:
         return _labels([*values, *ok_end], *_KILLS, *_OK_END)
@@ -1245,8 +1219,7 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "(or it runs on, a process nobody watches)",
                     "un proceso que arrancó pero no responde es un arranque fallido: "
                     "detenlo con stop() (o sigue en marcha, un proceso que nadie vigila)"),
-             own_end=("child processes left",
-                      "pipes never closed (left to the garbage collector)")),
+             own_end=("child processes left",)),
         _rig_case(_("a program that does not exist is a failed start, not a crash",
                "un programa que no existe es un arranque fallido, no una caída"),
              rigged(make, _missing, "missing", block_after=3),
