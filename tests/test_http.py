@@ -749,6 +749,12 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _where(ctx: Context) -> str:
+    """Report progress once, then name the thread this runs on."""
+    ctx.progress(1, 1)
+    return threading.current_thread().name
+
+
 def test_a_modern_context_tool_runs_on_the_executor_until_quick_and_can_be_cancelled(
         monkeypatch) -> None:
     """2026-07-28: a tool that takes a Context runs on the executor's thread (no thread is
@@ -759,11 +765,7 @@ def test_a_modern_context_tool_runs_on_the_executor_until_quick_and_can_be_cance
     threads = Server("where", "1")
     seen: dict[str, Any] = {}
 
-    @threads.tool
-    def where(ctx: Context) -> str:
-        """Report progress once, then name the thread this runs on."""
-        ctx.progress(1, 1)
-        return threading.current_thread().name
+    threads.tool(name="where")(_where)
 
     @threads.tool
     def wait(ctx: Context) -> str:
@@ -807,11 +809,7 @@ def test_a_legacy_tool_that_only_reports_needs_no_call_thread_one_that_may_ask_k
     monkeypatch.setattr(http_module, "INLINE_BUDGET_S", 0.1)  # a loaded machine's 2 ms
     threads = Server("where", "1")
 
-    @threads.tool
-    def where(ctx: Context) -> str:
-        """Report progress once, then name the thread this runs on."""
-        ctx.progress(1, 1)
-        return threading.current_thread().name
+    threads.tool(name="where")(_where)
 
     @threads.tool
     def passes_it_on(ctx: Context) -> str:
