@@ -200,6 +200,31 @@ def test_success_is_one_fixed_line_in_each_language(capsys):
         "✓ 2/2 checks passed\n✓ 2/2 comprobaciones superadas\n")
 
 
+def test_checker_texts_are_chosen_when_used_not_when_imported():
+    """``_(en, es)`` picks the language set when it runs: a text made at import time (a
+    module-level table of hints) stays in the language of the import, English, for a
+    Spanish learner too."""
+    import ast
+
+    def early_calls(node: ast.AST, deferred: bool = False) -> list[int]:
+        lines = []
+        for child in ast.iter_child_nodes(node):
+            is_function = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if is_function:  # its decorators and defaults run when it is defined
+                for part in [*getattr(child, "decorator_list", []), *child.args.defaults,
+                             *[d for d in child.args.kw_defaults if d]]:
+                    lines += early_calls(ast.Expression(part), deferred)
+            if (not deferred and isinstance(child, ast.Call)
+                    and isinstance(child.func, ast.Name) and child.func.id == "_"):
+                lines.append(child.lineno)
+            lines += early_calls(child, deferred or is_function)
+        return lines
+
+    early = [f"{path.name}:{line}" for path in sorted((ROOT / "mcpkit" / "grading").glob("*.py"))
+             for line in early_calls(ast.parse(path.read_text(encoding="utf-8")))]
+    assert early == [], early
+
+
 def test_a_failure_names_the_case_the_input_what_was_expected_and_what_came_back():
     grading.set_language("es")
     results = [
@@ -319,6 +344,26 @@ def test_the_notes_server_checkers_pass_the_solution(capsys):
     grading.check_notes_server(lab["make_notes_server"])
     out = [line for line in capsys.readouterr().out.splitlines() if line.startswith("✓")]
     assert len(out) == 3 and all(re.fullmatch(r"✓ (\d+)/\1 checks passed", line) for line in out)
+
+
+def test_lab09_a_port_slow_to_start_gets_a_second_longer_wait(monkeypatch):
+    """A correct port whose start outlasts the first wait (the SDK under a class's load) is
+    run again with a longer one, so it matches; a transcript with a step left unanswered is
+    never taken as mcpkit's."""
+    from mcpkit.grading import lab09
+
+    nb = src.render(src.read_source(ROOT / "course" / "labs" / "lab09_real_world.py"),
+                    "lab09_real_world", "en", "solution", "lab")
+    namespace: dict = {}
+    exec(next(c.source for c in nb.cells if "def notes_port(" in c.source), namespace)
+    monkeypatch.setattr(lab09, "START_WAIT", 0.2)
+    monkeypatch.setattr(lab09, "NOTES_WAIT", 0.2)
+    slow = "import time\ntime.sleep(1.5)\n" + namespace["notes_port"]()
+    memo = lab09._Memo()
+    script = [["list", "tools"], ["call", "notes_list", {}]]
+    expected = memo.notes(script)
+    assert "no answer" not in json.dumps(expected)
+    assert memo.port(slow, script, expected) == expected
 
 
 def test_setup_check_passes_here(capsys):

@@ -71,6 +71,12 @@ INSTALL_COMMAND = "interop/install.sh"
 PROTOCOL = "2025-11-25"
 #: The first answer may take this long: the server is still starting (the SDK takes ~1 s).
 START_WAIT = 10.0
+#: The wait for each answer of mcpkit's notes server and of a learner's port of it.
+NOTES_WAIT = 10.0
+#: The start wait of a second try, when a server that answers everything left a step
+#: unanswered: on a busy machine (a class graded on a small box) the SDK's start can take
+#: longer than START_WAIT.
+PATIENT_START = 40.0
 MAX_PAGES = 50
 #: The port may be at most this many lines of code (the source material says "well under 80").
 PORT_LINES = 80
@@ -147,9 +153,10 @@ def outcome(kind: str, reply: dict[str, Any] | None) -> Any:
 
 
 def reference_harness(command: list[str], script: list[list[Any]],
-                      timeout: float = 2.0) -> list[list[Any]]:
+                      timeout: float = 2.0, start_wait: float | None = None) -> list[list[Any]]:
     """The harness the lab asks for: one session with ``command``, the steps of ``script``,
-    the normalized transcript."""
+    the normalized transcript (the first answer may take ``start_wait``, START_WAIT unless
+    told: the server is starting)."""
     process, lines = start(command)
     ids = itertools.count(1)
     stray = 0
@@ -212,7 +219,7 @@ def reference_harness(command: list[str], script: list[list[Any]],
     try:
         init = ask("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
                                   "clientInfo": {"name": "lab09-harness", "version": "1.0"}},
-                   max(timeout, START_WAIT))
+                   max(timeout, START_WAIT if start_wait is None else start_wait))
         if init is None or "error" in init:
             transcript.append(["initialize", PROTOCOL, outcome("init", init)])
         else:
@@ -705,19 +712,37 @@ class _Memo:
         self.table: dict[str, Any] = {}
 
     def notes(self, script: list[list[Any]]) -> Any:
-        return self.reference(NOTES_COMMAND, script, 10.0)
+        """mcpkit's notes server answers every step, so a step it left unanswered (or an end
+        it did not reach in time) says the machine was busy, not what the server does: such a
+        transcript is taken again, with a longer wait for the start, and never kept as is."""
+        key = json.dumps(["notes", script], sort_keys=True)
+        if key not in self.table:
+            got = reference_harness(NOTES_COMMAND, script, NOTES_WAIT)
+            if _unanswered(got):
+                got = reference_harness(NOTES_COMMAND, script, NOTES_WAIT,
+                                        start_wait=PATIENT_START)
+            self.table[key] = seen(got)
+        return self.table[key]
 
     def port(self, source: str, script: list[list[Any]], expected: Any) -> Any:
         """A port's transcript. One that matched ``expected`` is kept, so the same source on
         the same script runs once per process; one that did not is never kept (a port that
-        failed because the machine was busy gets a fresh run next time)."""
+        failed because the machine was busy gets a fresh run next time). One that differs
+        and left a step unanswered is run once more at once, with a longer wait for the
+        start: the SDK is the slowest server here to start, and under load its start can
+        outlast the usual wait, which says nothing of the port."""
         key = json.dumps(["port", source, script], sort_keys=True)
         if key in self.table:
             return self.table[key]
         with tempfile.TemporaryDirectory(prefix="lab09-port-") as folder:
             path = Path(folder) / "notes_port.py"
             path.write_text(source, encoding="utf-8")
-            got = seen(reference_harness([sys.executable, "-I", str(path)], script, 10.0))
+            command = [sys.executable, "-I", str(path)]
+            raw = reference_harness(command, script, NOTES_WAIT)
+            got = seen(raw)
+            if got != expected and _unanswered(raw):
+                got = seen(reference_harness(command, script, NOTES_WAIT,
+                                             start_wait=PATIENT_START))
         if got == expected:
             self.table[key] = got
         return got
@@ -727,6 +752,12 @@ class _Memo:
         if key not in self.table:
             self.table[key] = seen(reference_harness(command, script, timeout))
         return self.table[key]
+
+
+def _unanswered(transcript: list[list[Any]]) -> bool:
+    """Whether a step of ``transcript`` went unanswered or its server did not exit in time."""
+    return any(step[2] == "no answer" or (step[0] == "end" and step[2].get("exit") is None)
+               for step in transcript)
 
 
 _memo = _Memo()
@@ -795,26 +826,29 @@ def _stub() -> None:
     raise NotImplementedError()
 
 
-_PORT_HINTS = [
-    ("notes_search", _("mcpkit sends a list as one text block: json.dumps(value, "
-                       "ensure_ascii=False); return that string from the tool",
-                       "mcpkit envía una lista como un solo bloque de texto: json.dumps(value, "
-                       "ensure_ascii=False); devuelve esa cadena desde la herramienta")),
-    ("notes_list", _("mcpkit sends a list as one text block: json.dumps(value, "
-                     "ensure_ascii=False)", "mcpkit envía una lista como un solo bloque de "
-                     "texto: json.dumps(value, ensure_ascii=False)")),
-    ("notes://", _("a missing note is the error -32002: raise MCPError(-32002, ...) (from "
-                   "mcp import MCPError) in the resource function",
-                   "una nota que falta es el error -32002: lanza MCPError(-32002, ...) (from "
-                   "mcp import MCPError) en la función del recurso")),
-    ("review_note", _("a prompt for a missing note is the error -32602: raise MCPError(-32602, "
-                      "...)", "un prompt para una nota que falta es el error -32602: lanza "
-                      "MCPError(-32602, ...)")),
-    ("tools", _("annotations=ToolAnnotations(readOnlyHint=..., destructiveHint=..., "
-                "idempotentHint=...) as mcpkit's notes server declares them",
-                "annotations=ToolAnnotations(readOnlyHint=..., destructiveHint=..., "
-                "idempotentHint=...) como los declara el servidor de notas de mcpkit")),
-]
+def _port_hints() -> list[tuple[str, str]]:
+    """The hint for a step whose target holds the key (made per call: the language is the
+    grading's, set after this module was imported)."""
+    return [
+        ("notes_search", _("mcpkit sends a list as one text block: json.dumps(value, "
+                           "ensure_ascii=False); return that string from the tool",
+                           "mcpkit envía una lista como un solo bloque de texto: json.dumps(value, "
+                           "ensure_ascii=False); devuelve esa cadena desde la herramienta")),
+        ("notes_list", _("mcpkit sends a list as one text block: json.dumps(value, "
+                         "ensure_ascii=False)", "mcpkit envía una lista como un solo bloque de "
+                         "texto: json.dumps(value, ensure_ascii=False)")),
+        ("notes://", _("a missing note is the error -32002: raise MCPError(-32002, ...) (from "
+                       "mcp import MCPError) in the resource function",
+                       "una nota que falta es el error -32002: lanza MCPError(-32002, ...) (from "
+                       "mcp import MCPError) en la función del recurso")),
+        ("review_note", _("a prompt for a missing note is the error -32602: raise MCPError(-32602, "
+                          "...)", "un prompt para una nota que falta es el error -32602: lanza "
+                          "MCPError(-32602, ...)")),
+        ("tools", _("annotations=ToolAnnotations(readOnlyHint=..., destructiveHint=..., "
+                    "idempotentHint=...) as mcpkit's notes server declares them",
+                    "annotations=ToolAnnotations(readOnlyHint=..., destructiveHint=..., "
+                    "idempotentHint=...) como los declara el servidor de notas de mcpkit")),
+    ]
 
 
 def _compare(name: str, indexes: list[int], expected: list[Any], got: list[Any],
@@ -830,7 +864,7 @@ def _compare(name: str, indexes: list[int], expected: list[Any], got: list[Any],
                    _label(_("expected:", "esperado:")) + want,
                    _label(_("got:", "obtenido:")) + have]
         target = str(expected[index][1])
-        hint = next((text for key, text in _PORT_HINTS if key in target), None)
+        hint = next((text for key, text in _port_hints() if key in target), None)
         if hint:
             details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details, generated=generated)
