@@ -624,13 +624,24 @@ def test_a_wrong_answer_fails_where_and_how_it_should(fixture, lang, wrong_answe
     if isinstance(parts, BaseException):
         raise parts
     failing = [n for n, part in enumerate(parts, 1) if part["status"] != "passed"]
-    assert failing == fixture.graded_fails, [(p["status"], p["problems"], p["report"])
-                                             for p in parts]
+    assert failing == fixture.graded_fails, _unexpected_parts(parts, fixture.graded_fails)
     assert all(parts[n - 1]["status"] == "failed" for n in failing), "a crash is not a message"
     reports = "\n".join(parts[n - 1]["report"] for n in failing)
     assert fixture.expect.get(lang), f"{fixture.name} has no expect-{lang} lines"
     for text in fixture.expect[lang]:
         assert text in reports, reports
+
+
+def _unexpected_parts(parts: list[dict], expected_fails: list[int]) -> str:
+    """The parts whose verdict was not the expected one, their failing checks first (a short
+    assertion message shows its first lines only)."""
+    said = []
+    for n, part in enumerate(parts, 1):
+        if (part["status"] != "passed") != (n in expected_fails):
+            lines = part["report"].splitlines()
+            said += [f"part {n}: {part['status']} {part['problems']}",
+                     *[line for line in lines if not line.lstrip().startswith("✓")]]
+    return "\n".join(said)
 
 
 def test_every_lab_has_many_kinds_of_wrong_answer():
