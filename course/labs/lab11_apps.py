@@ -177,7 +177,7 @@ def initialize_result(definition):
 #   falta o es de otro tipo) es `False`, nunca una excepción.
 # - `app_tool_meta(view, visibility=("model", "app"))`: el `_meta` de una herramienta,
 #   `{"ui": {"resourceUri": view, "visibility": [...]}}`. `view` es `None` (sin vista: deja
-#   fuera `resourceUri`) o una URI que empieza por `ui://`. `visibility` es una lista o tupla de
+#   fuera `resourceUri`) o un URI que empieza por `ui://`. `visibility` es una lista o tupla de
 #   cadenas, cada una `"model"` o `"app"`, al menos una; se quitan los repetidos y se conserva
 #   el orden en que aparece cada valor por primera vez. Cualquier otra cosa (una vista que no es `ui://`, una cadena en lugar de
 #   una lista, una lista vacía, otra palabra) lanza `ValueError`.
@@ -659,7 +659,7 @@ grading.check_view_router(ViewRouter)
 # ## ¿Terminaste?
 #
 # Compara tu código con `mcpkit/apps.py` y `mcpkit/app_bridge.py`. El puente de mcpkit hace
-# unas cuantas cosas más: lee la vista por su cuenta (`resources/read` de la URI `ui://` de
+# unas cuantas cosas más: lee la vista por su cuenta (`resources/read` del URI `ui://` de
 # la herramienta) y construye a su alrededor la política de seguridad de contenido (CSP),
 # contesta el `resources/read` de la vista y sus mensajes de registro, y desmonta la vista al terminar.
 # Dos cosas que probar:
