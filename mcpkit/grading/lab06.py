@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -852,10 +853,13 @@ class Rig:
             options: dict[str, Any] = {}
         else:
             options = {"sleep": self.sleep}
+        self.spawned: list[Any] = []  # every process the notebook's spawn() gave it
+        self._unwrap = _record_spawns(make, self.spawned)
         made = bounded(lambda: make(self.name, list(self.command), self.backoff,
                                     notify=self.notify, clock=self.clock, stable_after=10.0,
                                     **options), CLOSE_GRACE, plain=False)
         if isinstance(made, Seen):
+            self._unwrap()
             raise _SetupFailed(made)
         self.supervisor = made
 
@@ -930,6 +934,10 @@ class Rig:
             if not threads and not kids:
                 break
             time.sleep(0.01)
+        # Its own processes only (this rig holds them, so no collector closes their pipes
+        # first, and no other case's garbage counts): stop(process) closes both.
+        unclosed = sum(pipe is not None and not pipe.closed
+                       for process in self.spawned for pipe in (process.stdin, process.stdout))
         return {_("close() returned", "close() retornó"): closed,
                 _("threads alive when close() returned", "hilos vivos al retornar close()"):
                     alive,
@@ -940,10 +948,19 @@ class Rig:
                     self.backoff.calls.count("failure") - failures,
                 _("servers started once close() began",
                   "servidores arrancados después de llamar a close()"):
-                    len(self.started()) - starts}
+                    len(self.started()) - starts,
+                _("pipes never closed (left to the garbage collector)",
+                  "tuberías que nunca se cerraron (se dejaron al recolector de basura)"):
+                    unclosed}
 
     def cleanup(self) -> None:
         self.released.set()
+        self._unwrap()
+        for process in self.spawned:  # what the supervisor left open, closed by the rig
+            for pipe in (process.stdin, process.stdout):
+                with contextlib.suppress(OSError, ValueError):
+                    if pipe is not None:
+                        pipe.close()
         for pid in child_processes() - self.kids:
             if pid in self.started():
                 with contextlib.suppress(OSError):
@@ -951,6 +968,32 @@ class Rig:
                 with contextlib.suppress(OSError):
                     os.waitpid(pid, 0)
         self.folder.cleanup()
+
+
+def _record_spawns(make: Callable[..., Any], into: list[Any]) -> Callable[[], None]:
+    """Let the notebook's ``spawn`` (the setup cell's, which the supervisor calls by name from
+    its module) also keep in ``into`` every process it starts; returns what undoes that. A
+    supervisor that starts its servers another way is simply not watched for open pipes."""
+    functions = [v for v in vars(make).values() if isinstance(v, types.FunctionType)] \
+        if isinstance(make, type) else [make]
+    namespace = next((f.__globals__ for f in functions if isinstance(f, types.FunctionType)),
+                     None)
+    original = namespace.get("spawn") if namespace is not None else None
+    if namespace is None or not callable(original):
+        return lambda: None
+
+    def spawn(*args: Any, **kwargs: Any) -> Any:
+        process = original(*args, **kwargs)
+        into.append(process)
+        return process
+
+    namespace["spawn"] = spawn
+
+    def undo() -> None:
+        if namespace.get("spawn") is spawn:
+            namespace["spawn"] = original
+
+    return undo
 
 
 class _SetupFailed(Exception):
@@ -1025,7 +1068,9 @@ _OK_END = (("close() returned", "close() retornó"),
            ("failures counted once close() began",
             "fallos contados después de llamar a close()"),
            ("servers started once close() began",
-            "servidores arrancados después de llamar a close()"))
+            "servidores arrancados después de llamar a close()"),
+           ("pipes never closed (left to the garbage collector)",
+            "tuberías que nunca se cerraron (se dejaron al recolector de basura)"))
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
           ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),
@@ -1060,6 +1105,14 @@ _END_HINTS = {
         "close() dejó atrás un proceso del servidor: detén con stop(process) el servidor que "
         "está en marcha (cierra su entrada, espera y lo recoge); hasta que termine, el hilo "
         "que vigila sigue bloqueado en process.wait() y close() no puede esperarlo (join)"),
+    "pipes never closed (left to the garbage collector)": (
+        "when process.wait() returns, the server is dead but its pipes are still open in "
+        "your process: stop(process) closes them (a kill or a forgotten Popen leaves them to "
+        "the garbage collector: a file descriptor lost at every restart)",
+        "cuando retorna process.wait(), el servidor está muerto pero sus tuberías siguen "
+        "abiertas en tu proceso: stop(process) las cierra (matarlo u olvidar el Popen las "
+        "deja en manos del recolector de basura: un descriptor de archivo perdido en cada "
+        "reinicio)"),
     "threads alive when close() returned": (
         "close() returned while the watching thread was still running: once the flag is set "
         "and the server stopped, join the thread (self.thread.join()) before returning",
@@ -1077,7 +1130,8 @@ _END_HINTS = {
 #: When only what close() left behind differs, the cause the evidence shows, most telling
 #: first (a server restarted during close() is also a thread alive and a process left).
 _END_ORDER = ("failures counted once close() began", "servers started once close() began",
-              "child processes left", "threads left",
+              "child processes left",
+              "pipes never closed (left to the garbage collector)", "threads left",
               "threads alive when close() returned")
 
 
@@ -1126,8 +1180,8 @@ def _rig_case(name: str, thunk: Callable[[], Any], expected: dict[str, Any], hin
 def check_supervisor(make: Callable[..., Any]) -> None:
     """Part 4: a supervisor that brings a killed server back, with the backoff's delays."""
     # close() returned None; no thread, no child process left, no failure counted and no
-    # server started once close() began
-    ok_end = [None, 0, 0, 0, 0, 0]
+    # server started once close() began, no pipe left for the garbage collector to close
+    ok_end = [None, 0, 0, 0, 0, 0, 0]
 
     def kills(*values: Any) -> dict[str, Any]:
         return _labels([*values, *ok_end], *_KILLS, *_OK_END)
@@ -1219,7 +1273,8 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "(or it runs on, a process nobody watches)",
                     "un proceso que arrancó pero no responde es un arranque fallido: "
                     "detenlo con stop() (o sigue en marcha, un proceso que nadie vigila)"),
-             own_end=("child processes left",)),
+             own_end=("child processes left",
+                      "pipes never closed (left to the garbage collector)")),
         _rig_case(_("a program that does not exist is a failed start, not a crash",
                "un programa que no existe es un arranque fallido, no una caída"),
              rigged(make, _missing, "missing", block_after=3),
