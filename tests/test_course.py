@@ -838,6 +838,10 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
     ("from mcpkit.framing import NdjsonDecoder", "the reference"),
     ("eval('1')", "uses eval"),
     ("import logging\nlogging.disable(50)", "uses logging.disable"),
+    ("import traceback\ntraceback.walk_stack(None)", "uses traceback.walk_stack"),
+    ("from traceback import StackSummary", "uses traceback.StackSummary"),
+    ("import uuid", "imports uuid: exercise code may import mcpkit's layers and only these "
+                    "standard modules: abc, bisect,"),
     ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
 ])
 def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
@@ -1005,7 +1009,8 @@ def test_the_sandbox_lets_ordinary_code_through():
     code = ("import sys\nimport itertools\nfrom mcpkit.framing import InvalidJson\n"
             "print(sys.maxsize, file=sys.stderr)\nx = getattr(object(), 'real', None)\n"
             "class D:\n    def __init__(self):\n        self.buffer = bytearray()\n"
-            "        super().__init__()\n        self.__class__.count = 1\n")
+            "        super().__init__()\n        self.__class__.count = 1\n"
+            "import traceback\nlog_line = traceback.format_exc()\n")
     assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
 
 

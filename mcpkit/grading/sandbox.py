@@ -44,7 +44,7 @@ from .core import _
 ALLOWED_MODULES = frozenset("""
 abc bisect collections contextlib copy dataclasses datetime decimal enum fractions functools
 heapq itertools json logging math numbers operator queue random re string sys textwrap
-threading time typing unicodedata
+threading time traceback typing unicodedata
 """.split())
 #: What an exercise may use of ``sys`` (printing and reading limits, not the import system).
 SYS_ALLOWED = frozenset("""
@@ -62,6 +62,8 @@ get_ipython os builtins __builtins__ gc inspect ctypes importlib grading
 FORBIDDEN_PATHS = frozenset("""
 logging.disable logging.root logging.Logger.manager logging.setLoggerClass
 logging.setLogRecordFactory threading.settrace threading.setprofile
+traceback.walk_stack traceback.walk_tb traceback.StackSummary traceback.TracebackException
+traceback.FrameSummary
 """.split())
 #: Dunder attributes that are ordinary Python; every other one is refused.
 ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __class__ __doc__".split())
@@ -93,10 +95,10 @@ class Problem:
 def _reasons() -> dict[str, str]:
     """kind -> the sentence that says what was done and why it is flagged ({name})."""
     return {
-        "import": _("imports {name}: exercise code may import plain standard modules and "
-                    "mcpkit's layers only",
-                    "importa {name}: el código de un ejercicio solo puede importar módulos "
-                    "estándar sencillos y las capas de mcpkit"),
+        "import": _("imports {name}: exercise code may import mcpkit's layers and only these "
+                    "standard modules: {allowed}",
+                    "importa {name}: el código de un ejercicio puede importar las capas de "
+                    "mcpkit y, de la biblioteca estándar, solo estos módulos: {allowed}"),
         "grader": _("uses {name}, the course's grader: exercise code may not reach for it",
                     "usa {name}, el calificador del curso: el código de un ejercicio no puede "
                     "recurrir a él"),
@@ -139,7 +141,7 @@ def describe(problem: Problem | dict[str, Any], where: dict[str, str] | None = N
     not know is named by its id.
     """
     p = problem if isinstance(problem, Problem) else Problem(**problem)
-    reason = _reasons()[p.kind].format(name=p.name)
+    reason = _reasons()[p.kind].format(name=p.name, allowed=", ".join(sorted(ALLOWED_MODULES)))
     if not p.cell:
         return _("while the checks ran: ", "mientras se ejecutaban las comprobaciones: ") + reason
     cell = (where or {}).get(p.cell, p.cell)
