@@ -96,8 +96,9 @@ grading.set_language("en")
 #    (`jsonrpc.error_response_from(id, exc)`); **any other exception** is logged with
 #    `log.exception(...)` and answered with -32603 and a short, generic message that does not
 #    repeat the exception's text.
-# 3. A notification is never answered: run its handler if there is one, ignore whatever it
-#    returns or raises, and return `None`.
+# 3. A notification is never answered: run its handler if there is one, ignore what it
+#    returns, log an exception it raises with `log.exception(...)` (a failure nobody hears of
+#    is a bug nobody finds), and return `None`.
 # 4. A response (`"result"` or `"error"`) is passed to `on_response` if it was given; return
 #    `None` either way.
 
@@ -122,8 +123,9 @@ grading.set_language("en")
 #    mensaje y datos (`jsonrpc.error_response_from(id, exc)`); **cualquier otra excepción** se
 #    registra con `log.exception(...)` y se responde con -32603 y un mensaje breve y genérico
 #    que no repite el texto de la excepción.
-# 3. Una notificación nunca se responde: ejecuta su manejador si lo hay, ignora lo que devuelva
-#    o lance, y devuelve `None`.
+# 3. Una notificación nunca se responde: ejecuta su manejador si lo hay, ignora lo que devuelva,
+#    registra con `log.exception(...)` la excepción que lance (un fallo del que nadie se entera
+#    es un error que nadie encuentra) y devuelve `None`.
 # 4. Una respuesta (`"result"` o `"error"`) se pasa a `on_response` si se dio; devuelve `None`
 #    en cualquier caso.
 
