@@ -366,6 +366,20 @@ def test_lab09_a_port_slow_to_start_gets_a_second_longer_wait(monkeypatch):
     assert memo.port(slow, script, expected) == expected
 
 
+def test_lab09_a_port_may_say_where_it_comes_from_but_not_run_mcpkit():
+    """Comments and docstrings may name mcpkit ("ported from mcpkit.examples.notes") and do
+    not count as lines of code; a name or a string in the code that says mcpkit is a port
+    leaning on it (a proxy that starts mcpkit's server)."""
+    from mcpkit.grading import lab09
+
+    sdk = "from mcp.server.mcpserver import MCPServer\nserver = MCPServer('notes')\n"
+    honest = '"""Ported from mcpkit.examples.notes.\n\nMore words.\n"""\n# mcpkit did it so\n' + sdk
+    assert lab09.port_problems(honest) == []
+    assert lab09.code_lines(honest) == 2
+    proxy = sdk + "COMMAND = ['python', '-m', 'mcpkit', 'serve']\n"
+    assert [p for p in lab09.port_problems(proxy) if "mcpkit" in p]
+
+
 def test_setup_check_passes_here(capsys):
     grading.check_setup()
     assert capsys.readouterr().out == "✓ 4/4 checks passed\n"
@@ -1003,6 +1017,17 @@ def test_the_standard_librarys_own_caches_are_not_evidence():
         assert sandbox.Problem("replaced", "json.dumps") in sandbox.changes(snap)
     finally:
         json.dumps = original
+
+
+def test_an_exercise_may_import_again_what_the_setup_imports():
+    """Lab 09's setup imports subprocess: a harness cell that imports it too is honest work
+    (it adds nothing the namespace does not hold). A from-import lets in its module only."""
+    setup = {"subprocess": "subprocess", "quote": "urllib.parse.quote"}
+    for code in ["import subprocess", "from subprocess import TimeoutExpired",
+                 "from urllib.parse import urlsplit"]:
+        assert sandbox.scan(code, setup, {}) == [], code
+    for code in ["import urllib", "import urllib.request", "import socket"]:
+        assert [p.kind for p in sandbox.scan(code, setup, {})] == ["import"], code
 
 
 def test_the_sandbox_lets_ordinary_code_through():

@@ -29,6 +29,9 @@
 # the graded cells here try and with a seed you do not see. Keep every definition an exercise
 # needs in its exercise cells, and leave `grading` alone: code that touches the grader scores
 # zero.
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # This lab does not use your lab 01: decoding is done for you with `json`. You may use the
 # builders and error classes of `mcpkit.jsonrpc` imported below, but not `jsonrpc.classify`.
@@ -65,6 +68,10 @@
 # generados de los que prueban aquí las celdas calificadas y con una semilla que no ves. Deja
 # en las celdas de ejercicio todas las definiciones que necesitan, y no toques `grading`: el
 # código que manipula el calificador obtiene cero.
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # Este laboratorio no usa tu laboratorio 01: la decodificación se hace con `json`. Puedes usar
 # los constructores y las clases de error de `mcpkit.jsonrpc` importados abajo, pero no

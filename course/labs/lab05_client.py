@@ -30,6 +30,9 @@
 # that cell, and leave `grading` alone: code that touches the grader scores zero. You may not
 # use `mcpkit.client`, `mcpkit.aclient` or `mcpkit.session`: they are what this lab asks you
 # to write.
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # **Real processes.** Every check starts a real server process, the lab's test server, and
 # gives your `Session` its two pipes. The server misbehaves on purpose when asked: it answers
@@ -72,6 +75,10 @@
 # en esa celda todas las definiciones que necesita, y no toques `grading`: el código que
 # manipula el calificador obtiene cero. No puedes usar `mcpkit.client`, `mcpkit.aclient` ni
 # `mcpkit.session`: son lo que este laboratorio te pide escribir.
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # **Procesos reales.** Cada comprobación arranca un proceso servidor real, el servidor de
 # prueba del laboratorio, y le da a tu `Session` sus dos tuberías. Cuando se le pide, el

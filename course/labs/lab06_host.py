@@ -31,6 +31,9 @@
 # a part needs in the exercise cells, and leave `grading` alone: code that touches the grader
 # scores zero. You may not use `mcpkit.host` (or `mcpkit.Host`): it is what this lab asks you
 # to write. Parts 1 to 3 are compared with it on generated inputs.
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # **Real processes.** Part 4 starts the lab's test server for real, kills it with SIGKILL and
 # watches your supervisor bring it back. Nothing sleeps for real: the checks give your
@@ -72,6 +75,10 @@
 # `grading`: el código que manipula el calificador obtiene cero. No puedes usar `mcpkit.host`
 # (ni `mcpkit.Host`): es lo que este laboratorio te pide escribir. Las partes 1 a 3 se comparan
 # con él sobre entradas generadas.
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # **Procesos reales.** La parte 4 arranca de verdad el servidor de prueba del laboratorio, lo
 # mata con SIGKILL y mira cómo lo vuelve a arrancar tu supervisor. Nada duerme de verdad: las

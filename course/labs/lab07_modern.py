@@ -29,6 +29,9 @@
 # `grading` alone: code that touches the grader scores zero. `mcpkit.mrtr.StateSealer` and
 # `mcpkit.connection.Connection` do what parts 1 and 3 ask, so they are off limits; the rest of
 # `mcpkit` (`versions`, `jsonrpc`, `mrtr.request_fingerprint`) is yours to use.
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # The checks compare your functions with mcpkit's real code: a real server process answers a
 # set of requests in each era, a real `Connection` decides the era of every generated request
@@ -69,6 +72,10 @@
 # obtiene cero. `mcpkit.mrtr.StateSealer` y `mcpkit.connection.Connection` hacen lo que piden
 # las partes 1 y 3, así que no puedes usarlos; el resto de `mcpkit` (`versions`, `jsonrpc`,
 # `mrtr.request_fingerprint`) puedes usarlo.
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # Las comprobaciones comparan tus funciones con el código real de mcpkit: un proceso servidor
 # real responde un conjunto de solicitudes en cada era, una `Connection` real decide la era de

@@ -26,6 +26,9 @@
 # you do not see. Keep every definition an exercise needs in its exercise cells, and leave
 # `grading` alone: code that touches the grader scores zero. mcpkit's `Guard` and
 # `McpHttpApp` do what the lab asks, so they are off limits.
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # The checks run your app under uvicorn on 127.0.0.1 and talk to it over real HTTP, with
 # httpx and with mcpkit's own client; then they send the same generated HTTP requests to your
@@ -60,6 +63,10 @@
 # definiciones que necesitan, y no toques `grading`: el código que manipula el calificador
 # obtiene cero. El `Guard` y el `McpHttpApp` de mcpkit hacen lo que pide el laboratorio, así
 # que no puedes usarlos.
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # Las comprobaciones ejecutan tu aplicación con uvicorn en 127.0.0.1 y hablan con ella por HTTP
 # real, con httpx y con el propio cliente de mcpkit; después envían las mismas solicitudes HTTP

@@ -28,6 +28,9 @@
 # `grading` alone: code that touches the grader scores zero. Your harness may not use
 # mcpkit's client, session or host (the harness is what part 1 asks for), and your port may
 # import the SDK and plain data modules only: no mcpkit, no other process.
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # **What you need.** The official SDK (`mcp`, installed by `./course.sh setup`) for part 2;
 # the npm reference servers for part 3. If they are missing, the setup cell says so and gives
@@ -64,6 +67,10 @@
 # obtiene cero. Tu harness no puede usar el cliente, la sesión ni el host de mcpkit (el harness
 # es justo lo que pide la parte 1), y tu port solo puede importar el SDK y módulos de datos
 # sencillos: ni mcpkit ni otro proceso.
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # **Qué necesitas.** El SDK oficial (`mcp`, lo instala `./course.sh setup`) para la parte 2;
 # los servidores de referencia de npm para la parte 3. Si faltan, la celda de preparación lo
@@ -116,7 +123,8 @@ def start(command):
 #
 # 1. Send `initialize` (id 1, ids go up by one per request) with params
 #    `{"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": ..., "version": ...}}`;
-#    write `["initialize", "2025-11-25", {"version": <the protocolVersion answered>, "capabilities": <the sorted keys of its capabilities among "tools", "resources", "prompts">}]`.
+#    write `["initialize", "2025-11-25", {"version": <the protocolVersion answered>, "capabilities": <the sorted keys of its capabilities among "tools", "resources", "prompts">}]`
+#    (an error answer, or none, writes its outcome there instead, as below).
 #    Then send the notification `notifications/initialized`.
 # 2. For each step of `script`, one entry:
 #
@@ -154,7 +162,8 @@ def start(command):
 #
 # 1. Envía `initialize` (id 1; los ids suben de uno en uno por solicitud) con params
 #    `{"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": ..., "version": ...}}`;
-#    escribe `["initialize", "2025-11-25", {"version": <el protocolVersion respondido>, "capabilities": <las claves ordenadas de sus capacidades entre "tools", "resources", "prompts">}]`.
+#    escribe `["initialize", "2025-11-25", {"version": <el protocolVersion respondido>, "capabilities": <las claves ordenadas de sus capacidades entre "tools", "resources", "prompts">}]`
+#    (si responde con un error, o no responde, ahí va ese resultado, como se explica abajo).
 #    Luego envía la notificación `notifications/initialized`.
 # 2. Por cada paso de `script`, una entrada:
 #

@@ -29,6 +29,9 @@
 # use your parts 1 and 2), and leave `grading` alone: code that touches the grader scores
 # zero. `mcpkit.toolformats` and `mcpkit.agent` do what the lab asks, so they are off limits
 # (except `looks_injected`, which the setup cell hands you).
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # The checks compare your functions with `mcpkit.toolformats` on generated tool lists, calls
 # and results; part 3 runs your loop and `mcpkit.agent.run_agent` against two real server
@@ -68,6 +71,10 @@
 # el código que manipula el calificador obtiene cero. `mcpkit.toolformats` y `mcpkit.agent`
 # hacen lo que pide el laboratorio, así que no puedes usarlos (salvo `looks_injected`, que te
 # da la celda de preparación).
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # Las comprobaciones comparan tus funciones con `mcpkit.toolformats` sobre listas de
 # herramientas, llamadas y resultados generados; la parte 3 ejecuta tu bucle y

@@ -29,6 +29,9 @@
 # use your part 1), and leave `grading` alone: code that touches the grader scores zero.
 # `mcpkit.apps`, `mcpkit.app_bridge` and `mcpkit.app_widget` do what the lab asks, so they are
 # off limits (the setup cell copies the constants you need).
+# Exercise code may import mcpkit, what the setup cell imports, and the plainer standard
+# modules (`json`, `re`, `itertools`, `collections`, `time`, `threading`, `logging` and a few
+# more); a graded cell names any other import it finds, with the whole list.
 #
 # The checks compare your functions with `mcpkit.apps` on generated inputs; part 2 connects
 # real mcpkit clients of both eras to your server and to the same server built with
@@ -69,6 +72,10 @@
 # código que manipula el calificador obtiene cero. `mcpkit.apps`, `mcpkit.app_bridge` y
 # `mcpkit.app_widget` hacen lo que pide el laboratorio, así que no puedes usarlos (la celda de
 # preparación copia las constantes que necesitas).
+# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
+# `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
+# importación que encuentre, con la lista completa.
 #
 # Las comprobaciones comparan tus funciones con `mcpkit.apps` sobre entradas generadas; la
 # parte 2 conecta clientes reales de mcpkit de las dos eras a tu servidor y al mismo servidor

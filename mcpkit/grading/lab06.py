@@ -20,7 +20,6 @@ import sys
 import tempfile
 import threading
 import time
-import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,6 +35,7 @@ from .core import (
     child_processes,
     differential,
     drop_each,
+    record_returns,
     run_checks,
     seen,
 )
@@ -854,7 +854,7 @@ class Rig:
         else:
             options = {"sleep": self.sleep}
         self.spawned: list[Any] = []  # every process the notebook's spawn() gave it
-        self._unwrap = _record_spawns(make, self.spawned)
+        self._unwrap = record_returns(make, "spawn", self.spawned)
         made = bounded(lambda: make(self.name, list(self.command), self.backoff,
                                     notify=self.notify, clock=self.clock, stable_after=10.0,
                                     **options), CLOSE_GRACE, plain=False)
@@ -968,32 +968,6 @@ class Rig:
                 with contextlib.suppress(OSError):
                     os.waitpid(pid, 0)
         self.folder.cleanup()
-
-
-def _record_spawns(make: Callable[..., Any], into: list[Any]) -> Callable[[], None]:
-    """Let the notebook's ``spawn`` (the setup cell's, which the supervisor calls by name from
-    its module) also keep in ``into`` every process it starts; returns what undoes that. A
-    supervisor that starts its servers another way is simply not watched for open pipes."""
-    functions = [v for v in vars(make).values() if isinstance(v, types.FunctionType)] \
-        if isinstance(make, type) else [make]
-    namespace = next((f.__globals__ for f in functions if isinstance(f, types.FunctionType)),
-                     None)
-    original = namespace.get("spawn") if namespace is not None else None
-    if namespace is None or not callable(original):
-        return lambda: None
-
-    def spawn(*args: Any, **kwargs: Any) -> Any:
-        process = original(*args, **kwargs)
-        into.append(process)
-        return process
-
-    namespace["spawn"] = spawn
-
-    def undo() -> None:
-        if namespace.get("spawn") is spawn:
-            namespace["spawn"] = original
-
-    return undo
 
 
 class _SetupFailed(Exception):

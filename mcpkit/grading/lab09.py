@@ -50,6 +50,7 @@ from .core import (
     cut_pair,
     differential,
     drop_each,
+    record_returns,
     run_checks,
     seen,
 )
@@ -313,14 +314,45 @@ def check_harness(harness: Callable[..., Any]) -> None:
                     ["read", "notes://99"], ["send", "nope/never", {}]]
     results = [
         _harness_case(h, _("initialize, one list, the end", "initialize, una lista, el final"),
-                      _BASIC, [["list", "tools"]],
+                      {**_BASIC, "slow_exit": 0.3}, [["list", "prompts"]],
                       _("the first entry is [\"initialize\", \"2025-11-25\", {\"version\": ..., "
                         "\"capabilities\": sorted keys among tools, resources, prompts}]; the "
-                        "last is [\"end\", None, {\"exit\": ..., \"stray\": ...}]",
+                        "last is [\"end\", None, {\"exit\": ..., \"stray\": ...}], once the "
+                        "server exited (wait up to timeout seconds for it after closing stdin)",
                         "la primera entrada es [\"initialize\", \"2025-11-25\", {\"version\": "
                         "..., \"capabilities\": las claves ordenadas entre tools, resources, "
                         "prompts}]; la última es [\"end\", None, {\"exit\": ..., \"stray\": "
-                        "...}]")),
+                        "...}], una vez que el servidor terminó (espera hasta timeout segundos "
+                        "tras cerrar stdin)")),
+        _harness_case(h, _("entries: a tool's sorted required arguments and true hints, a "
+                           "resource's uri, a template's uriTemplate, a send's sorted keys",
+                           "entradas: los argumentos obligatorios y las indicaciones true de "
+                           "una herramienta, ordenados; el uri de un recurso; el uriTemplate "
+                           "de una plantilla; las claves ordenadas de un send"),
+                      _BASIC, [["list", "tools"], ["list", "resources"], ["list", "templates"],
+                               ["send", "initialize", {}]],
+                      _("a tool is [name, sorted(inputSchema.required), sorted keys of its "
+                        "annotations whose value is true]; a resource its uri and a template "
+                        "its uriTemplate, not their names; a send's outcome is {\"result\": "
+                        "sorted keys of the result}",
+                        "una herramienta es [name, sorted(inputSchema.required), las claves "
+                        "ordenadas de sus anotaciones cuyo valor es true]; un recurso, su uri, "
+                        "y una plantilla, su uriTemplate, no sus nombres; el resultado de un "
+                        "send es {\"result\": las claves ordenadas del resultado}")),
+        _harness_case(h, _("initialize refused: its error, and the session goes on",
+                           "initialize rechazado: su error, y la sesión sigue"),
+                      {**_BASIC, "init_error": -32602}, [["send", "ping", None]],
+                      _("an initialize answered with an error writes [\"initialize\", "
+                        "\"2025-11-25\", {\"error\": code}], like any other outcome",
+                        "un initialize respondido con un error escribe [\"initialize\", "
+                        "\"2025-11-25\", {\"error\": code}], como cualquier otro resultado")),
+        _harness_case(h, _("a server slow to start: initialize waits up to 10 s, not timeout",
+                           "un servidor que tarda en arrancar: initialize espera hasta 10 s, "
+                           "no timeout"),
+                      {**_BASIC, "slow_start": 1.0}, [["send", "ping", None]],
+                      _("wait max(timeout, 10) seconds for initialize's answer: the server is "
+                        "still starting", "espera max(timeout, 10) segundos la respuesta de "
+                        "initialize: el servidor todavía está arrancando"), timeout=0.5),
         _harness_case(h, _("tool calls: text, isError, other blocks, an unknown tool",
                            "llamadas a herramientas: texto, isError, otros bloques, una "
                            "herramienta desconocida"),
@@ -389,6 +421,20 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "then write \"no answer\"",
                         "espera como mucho timeout segundos cada respuesta "
                         "(lines.get(timeout=...)) y luego escribe \"no answer\""), timeout=0.5),
+        _harness_case(h, _("a server that logs while it holds an answer back: the wait "
+                           "still ends timeout seconds after the request",
+                           "un servidor que registra mensajes mientras retiene una respuesta: "
+                           "la espera igualmente acaba timeout segundos después de la "
+                           "solicitud"),
+                      {**_BASIC, "slow": {"prompts/get": 2.5}},
+                      [["call", "echo", {"text": "x"}], ["get", "greet", {}]],
+                      _("one deadline per request (time.monotonic() + timeout), not a new "
+                        "timeout after every line that is not the answer: a server that "
+                        "logs every second would hold the harness for ever",
+                        "un plazo por solicitud (time.monotonic() + timeout), no un timeout "
+                        "nuevo tras cada línea que no es la respuesta: un servidor que "
+                        "registra un mensaje por segundo retendría el harness para siempre"),
+                      timeout=0.5),
         _harness_case(h, _("an older revision, a server that does not exit",
                            "una revisión anterior, un servidor que no termina"),
                       {**_BASIC, "version": "2024-11-05", "linger": True},
@@ -439,7 +485,9 @@ def check_harness(harness: Callable[..., Any]) -> None:
                     "un mensaje JSON-RPC por línea: solicitudes con ids 1, 2, 3...; sin params "
                     "cuando no hay (nunca null); notifications/initialized sin id")),
         case(_("no server process is left behind", "no queda ningún proceso servidor"),
-             lambda: _left_behind(h), {_("processes left", "procesos que quedan"): 0},
+             lambda: _left_behind(h), {_("processes left", "procesos que quedan"): 0,
+                                       _("killed but never waited for (zombies)",
+                                         "matados pero nunca esperados (zombis)"): 0},
              given=_show_script({**_BASIC, "linger": True}, [["send", "ping", None]]),
              hint=_("a server that has not exited after timeout seconds must be killed (and "
                     "waited for) before the harness returns",
@@ -498,8 +546,23 @@ def _written(harness: Callable[..., Any], script: list[list[Any]]) -> Any:
 
 def _left_behind(harness: Callable[..., Any]) -> Any:
     before = child_processes()
-    _run_harness(harness, server_command({**_BASIC, "linger": True}), [["send", "ping", None]],
-                 0.5)
+    started: list[Any] = []  # what the setup's start() gave the harness, held here
+    undo = record_returns(harness, "start", started)
+    try:
+        _run_harness(harness, server_command({**_BASIC, "linger": True}),
+                     [["send", "ping", None]], 0.5)
+    finally:
+        undo()
+    # A process killed and never waited for is a zombie until someone reaps it: its Popen
+    # still has no returncode.
+    unreaped = sum(isinstance(s, tuple) and s and isinstance(s[0], subprocess.Popen)
+                   and s[0].returncode is None for s in started)
+    for s in started:
+        if isinstance(s, tuple) and s and isinstance(s[0], subprocess.Popen):
+            with contextlib.suppress(OSError, ValueError):
+                s[0].kill()
+            with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+                s[0].wait(5)
     left = child_processes() - before
     for pid in left:  # the grader leaves nothing behind either: its own test servers
         try:
@@ -512,7 +575,9 @@ def _left_behind(harness: Callable[..., Any]) -> Any:
                 os.kill(pid, 9)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
-    return {_("processes left", "procesos que quedan"): len(left)}
+    return {_("processes left", "procesos que quedan"): len(left),
+            _("killed but never waited for (zombies)",
+              "matados pero nunca esperados (zombis)"): unreaped}
 
 
 def _harness_input(rng: Gen) -> tuple[dict[str, Any], list[list[Any]]]:
@@ -619,9 +684,14 @@ def port_problems(source: Any) -> list[str]:
             problems.append(_("uses {name}", "usa {name}").format(name=node.id))
         if isinstance(node, ast.Attribute) and node.attr.startswith("__"):
             problems.append(_("uses {name}", "usa {name}").format(name=node.attr))
-    if "mcpkit" in source.casefold():  # e.g. a proxy that starts mcpkit's server underneath
-        problems.append(_("names mcpkit: a port stands on the SDK alone",
-                          "menciona mcpkit: un port se apoya solo en el SDK"))
+    # e.g. a proxy that starts mcpkit's server underneath; comments and docstrings may say
+    # where the port comes from ("ported from mcpkit.examples.notes")
+    docstrings = _docstrings(tree)
+    if any("mcpkit" in text.casefold() for text in _code_words(tree, docstrings)):
+        problems.append(_("names mcpkit in its code: a port stands on the SDK alone "
+                          "(comments and docstrings may name it)",
+                          "menciona mcpkit en su código: un port se apoya solo en el SDK (los "
+                          "comentarios y docstrings sí pueden nombrarlo)"))
     if not uses_sdk:
         problems.append(_("does not use the SDK's MCPServer (from mcp.server.mcpserver import "
                           "MCPServer)", "no usa el MCPServer del SDK (from mcp.server.mcpserver "
@@ -629,10 +699,38 @@ def port_problems(source: Any) -> list[str]:
     return problems
 
 
+def _docstrings(tree: ast.AST) -> list[ast.Constant]:
+    """The docstrings (a string alone as a statement) of ``tree``."""
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+
+
+def _code_words(tree: ast.AST, docstrings: list[ast.Constant]) -> list[str]:
+    """The names, attributes and string literals of ``tree``, docstrings left out."""
+    skip = {id(d) for d in docstrings}
+    words = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.alias):
+            words.append(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in skip:
+            words.append(node.value)
+    return words
+
+
 def code_lines(source: str) -> int:
-    """Lines that hold code: not blank, not only a comment."""
-    return sum(1 for line in source.splitlines()
-               if line.strip() and not line.strip().startswith("#"))
+    """Lines that hold code: not blank, not only a comment, not in a docstring."""
+    try:
+        quiet = {line for d in _docstrings(ast.parse(source))
+                 for line in range(d.lineno, (d.end_lineno or d.lineno) + 1)}
+    except SyntaxError:
+        quiet = set()
+    return sum(1 for number, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and number not in quiet)
 
 
 #: The fixed script of part 2, each step with the name of the case it belongs to.
@@ -659,6 +757,7 @@ def _port_script() -> list[tuple[str, list[Any]]]:
         (results, ["call", "notes_list", {}]),
         (results, ["call", "notes_search", {"query": "MILK"}]),
         (results, ["call", "notes_search", {"query": "e", "limit": 2}]),
+        (results, ["call", "notes_search", {"query": "solicitud", "limit": 1}]),
         (results, ["call", "notes_search", {"query": "zzz"}]),
         (create, ["call", "notes_create", {"title": "Café", "body": "Ñandú ☕ at 8"}]),
         (create, ["call", "notes_list", {}]),
@@ -865,6 +964,11 @@ def _compare(name: str, indexes: list[int], expected: list[Any], got: list[Any],
                    _label(_("got:", "obtenido:")) + have]
         target = str(expected[index][1])
         hint = next((text for key, text in _port_hints() if key in target), None)
+        missing = any(isinstance(step[2], dict) and "error" in step[2]
+                      for step in (expected[index], got[index]) if isinstance(step, list)
+                      and len(step) > 2)
+        if target.startswith("notes://") or target == "review_note":
+            hint = hint if missing else None  # those hints are about a missing note
         if hint:
             details.append(_label(_("hint:", "pista:")) + hint)
         return CaseResult(name, False, details, generated=generated)
@@ -1003,9 +1107,7 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
                 names = []
             wanted = ["everything__echo", "files__read_text_file"]
             results.append(case(started, lambda: [n for n in wanted if n in names], wanted,
-                                hint=_("the server-filesystem entry needs the folder as its "
-                                       "last argument", "la entrada de server-filesystem "
-                                       "necesita la carpeta como último argumento")))
+                                hint=_start_hint))
             recorder = RecordingHost(host)
             outcome_ = core._run(lambda: through_host(recorder, folder, message))
             if isinstance(outcome_.error, NotImplementedError):
@@ -1024,6 +1126,19 @@ def check_reference_host(make_config: Callable[..., Any], through_host: Callable
         finally:
             host.close()
     run_checks(results)
+
+
+def _start_hint(got: Any) -> str | None:
+    """Which server did not start, by the tools that are missing."""
+    hints = []
+    if not isinstance(got, list) or "everything__echo" not in got:
+        hints.append(_("the server-everything entry runs [script, \"stdio\"] with Node",
+                       "la entrada de server-everything ejecuta [script, \"stdio\"] con Node"))
+    if not isinstance(got, list) or "files__read_text_file" not in got:
+        hints.append(_("the server-filesystem entry needs the folder as its last argument",
+                       "la entrada de server-filesystem necesita la carpeta como último "
+                       "argumento"))
+    return "; ".join(hints) or None
 
 
 @contextlib.contextmanager

@@ -26,7 +26,17 @@ with the real world:
 ``die_after``      exits (without answering) when this many requests have come
 ``log``            a file to append every line it receives to (the checks read what the
                    client wrote)
+``init_error``     answers initialize with this error code (and everything else as usual)
+``slow_start``     seconds it takes before it reads its input (a heavy import, a cold disk)
+``slow_exit``      seconds it takes to exit once its input ended (it flushes, closes files)
+``slow``           ``{method: seconds}``: holds that answer back that long, sending a
+                   ``notifications/message`` every 0.1 s meanwhile (a server that logs while
+                   it works); it reads nothing else in that time
 =================  ==========================================================================
+
+Its tools carry annotations and required arguments in an order that is not sorted, and its
+resources and templates have names that are not their URIs: a transcript keeps what the lab
+says, sorted, and nothing else. Its noise lines include a blank one.
 
 Whatever the client does, the server never outlives it by long: it exits when its parent
 process is gone (a harness killed mid-run leaves no orphan behind).
@@ -58,6 +68,15 @@ def page(items, params, key):
     return result
 
 
+#: Required arguments and annotations out of sorted order (and a hint that is false).
+_TOOL_EXTRAS = {
+    "add": {"schema": {"required": ["b", "a"]},
+            "annotations": {"readOnlyHint": True, "idempotentHint": True}},
+    "fail": {"annotations": {"openWorldHint": True, "destructiveHint": False}},
+    "echo": {"schema": {"required": ["text"]}},
+}
+
+
 def call_tool(params):
     name = params.get("name")
     args = params.get("arguments") or {}
@@ -79,6 +98,8 @@ def call_tool(params):
 def answer(method, params):
     """(result, None) or (None, error)."""
     if method == "initialize":
+        if CONFIG.get("init_error"):
+            return None, {"code": CONFIG["init_error"], "message": "unsupported client"}
         caps = {"logging": {}}
         for kind in ("tools", "resources", "prompts"):
             if CONFIG.get(kind) or (kind == "resources" and CONFIG.get("templates")):
@@ -88,17 +109,21 @@ def answer(method, params):
     if method == "ping":
         return {}, None
     if method == "tools/list":
-        tools = [{"name": n, "inputSchema": {"type": "object", "properties": {}}}
+        tools = [{"name": n, "inputSchema": {"type": "object", "properties": {},
+                                             **_TOOL_EXTRAS.get(n, {}).get("schema", {})},
+                  **{k: v for k, v in _TOOL_EXTRAS.get(n, {}).items() if k != "schema"}}
                  for n in CONFIG.get("tools", [])]
         return page(tools, params, "tools"), None
     if method == "tools/call":
         result = call_tool(params or {})
         return (None, result) if "code" in result else (result, None)
     if method == "resources/list":
-        items = [{"uri": u, "name": u} for u in CONFIG.get("resources", {})]
+        items = [{"uri": u, "name": f"resource {i}"}
+                 for i, u in enumerate(CONFIG.get("resources", {}))]
         return page(items, params, "resources"), None
     if method == "resources/templates/list":
-        items = [{"uriTemplate": t, "name": t} for t in CONFIG.get("templates", [])]
+        items = [{"uriTemplate": t, "name": f"template {i}"}
+                 for i, t in enumerate(CONFIG.get("templates", []))]
         return page(items, params, "resourceTemplates"), None
     if method == "resources/read":
         uri = (params or {}).get("uri")
@@ -117,7 +142,9 @@ def answer(method, params):
         return {"messages": [
             {"role": "user", "content": {"type": "resource", "resource": {
                 "uri": f"prompt://{name}", "text": f"about {name}"}}},
-            {"role": "user", "content": {"type": "text", "text": f"{name}: {words}"}}]}, None
+            {"role": "user", "content": {"type": "text", "text": f"{name}: {words}"}},
+            {"role": "assistant", "content": {"type": "image", "data": "iVBORw0KGgo=",
+                                              "mimeType": "image/png"}}]}, None
     return None, {"code": -32601, "message": f"no method {method}"}
 
 
@@ -132,9 +159,10 @@ def main():
     threading.Thread(target=_orphaned, daemon=True).start()
     log = open(CONFIG["log"], "a", encoding="utf-8") if CONFIG.get("log") else None
     requests = 0
-    for _ in range(CONFIG.get("noise", 0)):
-        OUT.write("starting the lab 09 test server...\n")
+    for n in range(CONFIG.get("noise", 0)):
+        OUT.write("starting the lab 09 test server...\n" if n % 2 == 0 else "\n")
     OUT.flush()
+    time.sleep(CONFIG.get("slow_start", 0))
     extra = 0
     for line in sys.stdin:
         if log is not None:
@@ -152,6 +180,12 @@ def main():
             os._exit(3)
         if method in CONFIG.get("silent", []):
             continue
+        held = CONFIG.get("slow", {}).get(method, 0)
+        until = time.monotonic() + held
+        while time.monotonic() < until:
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": f"still working on {method}"}})
+            time.sleep(0.1)
         if CONFIG.get("chatty"):
             extra += 1
             send({"jsonrpc": "2.0", "method": "notifications/message",
@@ -170,6 +204,7 @@ def main():
         reply = {"jsonrpc": "2.0", "id": message["id"]}
         reply.update({"error": error} if error is not None else {"result": result})
         send(reply)
+    time.sleep(CONFIG.get("slow_exit", 0))
     if CONFIG.get("linger"):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

@@ -241,6 +241,15 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
     except SyntaxError:
         return []  # it will fail to run, which costs the learner already
     bound = dict(setup_names)  # name -> dotted path, for names that stand for imports
+    # What the setup imports, an exercise may import again (`import subprocess` in lab 09):
+    # its names are in the namespace already, so that adds nothing it could not reach.
+    # (`from urllib.parse import quote` lets in urllib.parse, not urllib.)
+    from_setup = {*setup_names.values(),
+                  *(path.rsplit(".", 1)[0] for path in setup_names.values() if "." in path)}
+
+    def importable(module: str) -> bool:
+        return module.split(".")[0] in ALLOWED_MODULES or any(
+            module == m or module.startswith(m + ".") for m in from_setup)
     problems: list[Problem] = []
     references = off_limits_objects(off_limits)
 
@@ -318,14 +327,14 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
-                if root != "mcpkit" and root not in ALLOWED_MODULES:
+                if root != "mcpkit" and not importable(alias.name):
                     flag(node, "import", alias.name)
                 check_path(node, alias.name)
                 bound[alias.asname or root] = alias.name if alias.asname else root
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             root = module.split(".")[0]
-            if node.level or (root != "mcpkit" and root not in ALLOWED_MODULES):
+            if node.level or (root != "mcpkit" and not importable(module)):
                 flag(node, "import", module)
             for alias in node.names:
                 if alias.name == "*":
