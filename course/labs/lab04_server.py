@@ -70,7 +70,7 @@
 # generados de los que prueban aquí las celdas calificadas y con una semilla que no ves. Deja
 # en las celdas de ejercicio todas las definiciones que necesitan, y no toques `grading`: el
 # código que manipula el calificador obtiene cero.
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

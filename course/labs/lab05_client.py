@@ -75,7 +75,7 @@
 # en esa celda todas las definiciones que necesita, y no toques `grading`: el código que
 # manipula el calificador obtiene cero. No puedes usar `mcpkit.client`, `mcpkit.aclient` ni
 # `mcpkit.session`: son lo que este laboratorio te pide escribir.
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

@@ -75,7 +75,7 @@
 # `grading`: el código que manipula el calificador obtiene cero. No puedes usar `mcpkit.host`
 # (ni `mcpkit.Host`): es lo que este laboratorio te pide escribir. Las partes 1 a 3 se comparan
 # con él sobre entradas generadas.
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

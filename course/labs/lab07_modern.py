@@ -72,7 +72,7 @@
 # obtiene cero. `mcpkit.mrtr.StateSealer` y `mcpkit.connection.Connection` hacen lo que piden
 # las partes 1 y 3, así que no puedes usarlos; el resto de `mcpkit` (`versions`, `jsonrpc`,
 # `mrtr.request_fingerprint`) puedes usarlo.
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

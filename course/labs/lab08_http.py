@@ -63,7 +63,7 @@
 # definiciones que necesitan, y no toques `grading`: el código que manipula el calificador
 # obtiene cero. El `Guard` y el `McpHttpApp` de mcpkit hacen lo que pide el laboratorio, así
 # que no puedes usarlos.
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

@@ -67,7 +67,7 @@
 # obtiene cero. Tu harness no puede usar el cliente, la sesión ni el host de mcpkit (el harness
 # es justo lo que pide la parte 1), y tu port solo puede importar el SDK y módulos de datos
 # sencillos: ni mcpkit ni otro proceso.
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.
@@ -163,7 +163,7 @@ def start(command):
 # 1. Envía `initialize` (id 1; los ids suben de uno en uno por solicitud) con params
 #    `{"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": ..., "version": ...}}`;
 #    escribe `["initialize", "2025-11-25", {"version": <el protocolVersion respondido>, "capabilities": <las claves ordenadas de sus capacidades entre "tools", "resources", "prompts">}]`
-#    (si responde con un error, o no responde, ahí va ese resultado, como se explica abajo).
+#    (si responde con un error, o no responde, escribe ahí su outcome en su lugar, como se explica abajo).
 #    Luego envía la notificación `notifications/initialized`.
 # 2. Por cada paso de `script`, una entrada:
 #

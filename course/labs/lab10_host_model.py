@@ -71,7 +71,7 @@
 # el código que manipula el calificador obtiene cero. `mcpkit.toolformats` y `mcpkit.agent`
 # hacen lo que pide el laboratorio, así que no puedes usarlos (salvo `looks_injected`, que te
 # da la celda de preparación).
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

@@ -72,7 +72,7 @@
 # código que manipula el calificador obtiene cero. `mcpkit.apps`, `mcpkit.app_bridge` y
 # `mcpkit.app_widget` hacen lo que pide el laboratorio, así que no puedes usarlos (la celda de
 # preparación copia las constantes que necesitas).
-# El código de ejercicio puede importar mcpkit, lo que importa la celda de preparación y los
+# El código de ejercicio puede importar mcpkit, lo que ya importa la celda de preparación y los
 # módulos estándar más sencillos (`json`, `re`, `itertools`, `collections`, `time`,
 # `threading`, `logging` y algunos más); una celda calificada nombra cualquier otra
 # importación que encuentre, con la lista completa.

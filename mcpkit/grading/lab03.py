@@ -578,8 +578,8 @@ def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> 
                  "is not an object, an error without code and message, no id) is answered "
                  "with -32600 and never reaches on_response",
                  "primero classify(message), también para las respuestas: una que rechace (un "
-                 "result que no es un objeto, un error sin code y message, sin id) se responde "
-                 "con -32600 y nunca llega a on_response")
+                 "result que no es un objeto, un error sin code ni message, una respuesta sin "
+                 "id) se responde con -32600 y nunca llega a on_response")
     if want.get(_routed()) != have.get(_routed()):
         return _("a response (result or error) goes to on_response, and dispatch() returns "
                  "None", "una respuesta (result o error) va a on_response, y dispatch() "

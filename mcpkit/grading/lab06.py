@@ -950,7 +950,7 @@ class Rig:
                   "servidores arrancados después de llamar a close()"):
                     len(self.started()) - starts,
                 _("pipes never closed (left to the garbage collector)",
-                  "tuberías que nunca se cerraron (se dejaron al recolector de basura)"):
+                  "tuberías que nunca se cerraron (se dejaron en manos del recolector de basura)"):
                     unclosed}
 
     def cleanup(self) -> None:
@@ -1044,7 +1044,7 @@ _OK_END = (("close() returned", "close() retornó"),
            ("servers started once close() began",
             "servidores arrancados después de llamar a close()"),
            ("pipes never closed (left to the garbage collector)",
-            "tuberías que nunca se cerraron (se dejaron al recolector de basura)"))
+            "tuberías que nunca se cerraron (se dejaron en manos del recolector de basura)"))
 _KILLS = (("start() returned", "start() devolvió"), ("a server came up", "un servidor arrancó"),
           ("restarted after each kill", "reiniciado tras cada muerte"),
           ("backoff calls", "llamadas al retroceso"),

@@ -326,9 +326,9 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "tras cerrar stdin)")),
         _harness_case(h, _("entries: a tool's sorted required arguments and true hints, a "
                            "resource's uri, a template's uriTemplate, a send's sorted keys",
-                           "entradas: los argumentos obligatorios y las indicaciones true de "
-                           "una herramienta, ordenados; el uri de un recurso; el uriTemplate "
-                           "de una plantilla; las claves ordenadas de un send"),
+                           "entradas: los argumentos obligatorios y las indicaciones con valor "
+                           "true de una herramienta, ordenados; el uri de un recurso; el "
+                           "uriTemplate de una plantilla; las claves ordenadas de un send"),
                       _BASIC, [["list", "tools"], ["list", "resources"], ["list", "templates"],
                                ["send", "initialize", {}]],
                       _("a tool is [name, sorted(inputSchema.required), sorted keys of its "
@@ -337,7 +337,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                         "sorted keys of the result}",
                         "una herramienta es [name, sorted(inputSchema.required), las claves "
                         "ordenadas de sus anotaciones cuyo valor es true]; un recurso, su uri, "
-                        "y una plantilla, su uriTemplate, no sus nombres; el resultado de un "
+                        "y una plantilla, su uriTemplate, no sus nombres; el outcome de un "
                         "send es {\"result\": las claves ordenadas del resultado}")),
         _harness_case(h, _("initialize refused: its error, and the session goes on",
                            "initialize rechazado: su error, y la sesión sigue"),
@@ -345,7 +345,7 @@ def check_harness(harness: Callable[..., Any]) -> None:
                       _("an initialize answered with an error writes [\"initialize\", "
                         "\"2025-11-25\", {\"error\": code}], like any other outcome",
                         "un initialize respondido con un error escribe [\"initialize\", "
-                        "\"2025-11-25\", {\"error\": code}], como cualquier otro resultado")),
+                        "\"2025-11-25\", {\"error\": code}], como cualquier otro outcome")),
         _harness_case(h, _("a server slow to start: initialize waits up to 10 s, not timeout",
                            "un servidor que tarda en arrancar: initialize espera hasta 10 s, "
                            "no timeout"),
@@ -424,15 +424,15 @@ def check_harness(harness: Callable[..., Any]) -> None:
         _harness_case(h, _("a server that logs while it holds an answer back: the wait "
                            "still ends timeout seconds after the request",
                            "un servidor que registra mensajes mientras retiene una respuesta: "
-                           "la espera igualmente acaba timeout segundos después de la "
+                           "la espera acaba igualmente timeout segundos después de la "
                            "solicitud"),
                       {**_BASIC, "slow": {"prompts/get": 2.5}},
                       [["call", "echo", {"text": "x"}], ["get", "greet", {}]],
                       _("one deadline per request (time.monotonic() + timeout), not a new "
                         "timeout after every line that is not the answer: a server that "
                         "logs every second would hold the harness for ever",
-                        "un plazo por solicitud (time.monotonic() + timeout), no un timeout "
-                        "nuevo tras cada línea que no es la respuesta: un servidor que "
+                        "un plazo por solicitud (time.monotonic() + timeout), no un tiempo de "
+                        "espera nuevo tras cada línea que no es la respuesta: un servidor que "
                         "registra un mensaje por segundo retendría el harness para siempre"),
                       timeout=0.5),
         _harness_case(h, _("an older revision, a server that does not exit",
