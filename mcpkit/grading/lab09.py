@@ -78,6 +78,8 @@ NOTES_WAIT = 10.0
 #: unanswered: on a busy machine (a class graded on a small box) the SDK's start can take
 #: longer than START_WAIT.
 PATIENT_START = 40.0
+#: The wait for each answer in that second try.
+PATIENT_WAIT = 20.0
 MAX_PAGES = 50
 #: The port may be at most this many lines of code (the source material says "well under 80").
 PORT_LINES = 80
@@ -813,12 +815,12 @@ class _Memo:
     def notes(self, script: list[list[Any]]) -> Any:
         """mcpkit's notes server answers every step, so a step it left unanswered (or an end
         it did not reach in time) says the machine was busy, not what the server does: such a
-        transcript is taken again, with a longer wait for the start, and never kept as is."""
+        transcript is taken again, with longer waits, and never kept as is."""
         key = json.dumps(["notes", script], sort_keys=True)
         if key not in self.table:
             got = reference_harness(NOTES_COMMAND, script, NOTES_WAIT)
             if _unanswered(got):
-                got = reference_harness(NOTES_COMMAND, script, NOTES_WAIT,
+                got = reference_harness(NOTES_COMMAND, script, PATIENT_WAIT,
                                         start_wait=PATIENT_START)
             self.table[key] = seen(got)
         return self.table[key]
@@ -827,8 +829,8 @@ class _Memo:
         """A port's transcript. One that matched ``expected`` is kept, so the same source on
         the same script runs once per process; one that did not is never kept (a port that
         failed because the machine was busy gets a fresh run next time). One that differs
-        and left a step unanswered is run once more at once, with a longer wait for the
-        start: the SDK is the slowest server here to start, and under load its start can
+        and left a step unanswered is run once more at once, with longer waits (for the
+        start above all): the SDK is the slowest server here to start, and under load its start can
         outlast the usual wait, which says nothing of the port."""
         key = json.dumps(["port", source, script], sort_keys=True)
         if key in self.table:
@@ -840,7 +842,7 @@ class _Memo:
             raw = reference_harness(command, script, NOTES_WAIT)
             got = seen(raw)
             if got != expected and _unanswered(raw):
-                got = seen(reference_harness(command, script, NOTES_WAIT,
+                got = seen(reference_harness(command, script, PATIENT_WAIT,
                                              start_wait=PATIENT_START))
         if got == expected:
             self.table[key] = got
