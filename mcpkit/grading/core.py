@@ -898,8 +898,7 @@ def record_returns(code: Any, name: str, into: list[Any]) -> Callable[[], None]:
     it returns; returns what undoes that. The checks then hold what the learner's code got
     (a process it started), so no garbage collector tidies it up before it is looked at. Code
     that does not call the helper by that name is simply not watched."""
-    functions = [v for v in vars(code).values() if isinstance(v, types.FunctionType)] \
-        if isinstance(code, type) else [code]
+    functions = vars(code).values() if isinstance(code, type) else [code]
     namespace = next((f.__globals__ for f in functions if isinstance(f, types.FunctionType)),
                      None)
     original = namespace.get(name) if namespace is not None else None

@@ -615,18 +615,17 @@ def _dispatch_hint(x: DispatchCase, expected: Step | None, got: Step | None) -> 
     if w is None and isinstance(h, dict) and isinstance(h.get("error"), dict):
         return _("a notification (no id) is never answered, whatever happens",
                  "una notificación (sin id) nunca se responde, pase lo que pase")
-    if isinstance(w, dict) and isinstance(h, dict) and isinstance(w.get("error"), dict) \
-            and isinstance(h.get("error"), dict) and w["error"].get("code") == -32600 \
-            and h["error"].get("code") == -32600:
+    codes = [r["error"].get("code") for r in (w, h)
+             if isinstance(r, dict) and isinstance(r.get("error"), dict)]
+    same_code = codes[0] if len(codes) == 2 and codes[0] == codes[1] else None
+    if same_code == -32600:
         return _("answer an invalid message with the error classify raised, as it is: "
                  "error_response_from(request_id_of(message), exc) keeps its message (the "
                  "reason the message is invalid)",
                  "responde a un mensaje inválido con el error que lanzó classify, tal cual: "
                  "error_response_from(request_id_of(message), exc) conserva su mensaje (el "
                  "motivo por el que el mensaje es inválido)")
-    if isinstance(w, dict) and isinstance(h, dict) and isinstance(w.get("error"), dict) \
-            and isinstance(h.get("error"), dict) and w["error"].get("code") == -32601 \
-            and h["error"].get("code") == -32601:
+    if same_code == -32601:
         return _("answer an unknown method with MethodNotFound(method): its data names the "
                  "method", "responde a un método desconocido con MethodNotFound(method): su "
                  "data nombra el método")

@@ -936,8 +936,7 @@ class Rig:
             time.sleep(0.01)
         # Its own processes only (this rig holds them, so no collector closes their pipes
         # first, and no other case's garbage counts): stop(process) closes both.
-        unclosed = sum(pipe is not None and not pipe.closed
-                       for process in self.spawned for pipe in (process.stdin, process.stdout))
+        unclosed = sum(not pipe.closed for pipe in self._pipes())
         return {_("close() returned", "close() retornó"): closed,
                 _("threads alive when close() returned", "hilos vivos al retornar close()"):
                     alive,
@@ -953,14 +952,17 @@ class Rig:
                   "tuberías que nunca se cerraron (se dejaron en manos del recolector de basura)"):
                     unclosed}
 
+    def _pipes(self) -> list[Any]:
+        """The stdin and stdout of every process the supervisor's spawn() started."""
+        return [pipe for process in self.spawned for pipe in (process.stdin, process.stdout)
+                if pipe is not None]
+
     def cleanup(self) -> None:
         self.released.set()
         self._unwrap()
-        for process in self.spawned:  # what the supervisor left open, closed by the rig
-            for pipe in (process.stdin, process.stdout):
-                with contextlib.suppress(OSError, ValueError):
-                    if pipe is not None:
-                        pipe.close()
+        for pipe in self._pipes():  # what the supervisor left open, closed by the rig
+            with contextlib.suppress(OSError, ValueError):
+                pipe.close()
         for pid in child_processes() - self.kids:
             if pid in self.started():
                 with contextlib.suppress(OSError):
