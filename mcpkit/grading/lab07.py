@@ -608,8 +608,13 @@ def _real_server_state() -> tuple[dict[str, Any], str]:
     connection = server.connect(sent.append)
     params = {**_CALL, "_meta": _meta(capabilities={"elicitation": {}})}
     connection.receive(jsonrpc.request(1, "tools/call", params))
+    # The call runs on a thread of its own: wait for its answer before closing, since
+    # close() cancels a call still in flight (under load the thread may not have run yet).
+    deadline = time.monotonic() + 30.0
+    while not any(m.get("id") == 1 for m in sent) and time.monotonic() < deadline:
+        time.sleep(0.005)
     connection.close(2.0)
-    return params, sent[-1]["result"]["requestState"]
+    return params, next(m for m in sent if m.get("id") == 1)["result"]["requestState"]
 
 
 def check_request_state(seal_state: Callable, open_state: Callable) -> None:
