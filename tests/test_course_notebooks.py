@@ -98,12 +98,18 @@ def code_cell_count(path: Path) -> int:
 
 
 def start_nbval(files: list[str], rootdir: Path, junit: Path, ipdir: str, lax: bool):
+    """nbval over ``files``, with a temporary folder of its own (``junit``'s name + .tmp)."""
+    scratch = junit.with_suffix(".tmp")
+    scratch.mkdir(exist_ok=True)
     return subprocess.Popen(
         course_grade.nbval_args(files, junit, rootdir=rootdir, lax=lax,
                                 ini=junit.with_suffix(".ini"),
                                 sanitize=ROOT / "course" / "sanitize.cfg"),
-        cwd=rootdir, env=course_grade.nbval_env(ipdir),
+        cwd=rootdir, env=dict(course_grade.nbval_env(ipdir), TMPDIR=str(scratch)),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+LEFT_BEHIND = "temporary files left behind"
 
 
 def outcomes(results, file: str) -> dict[int, tuple[str, str]]:
@@ -154,6 +160,11 @@ def nbval_results(tmp_path_factory):
                 start_nbval(again, rootdir, junit, ipdir, lax).wait(timeout=900)
 
             course_grade.rerun(results, troubled & set(files), work / f"retry-{name}.xml", run)
+    # What the notebooks (lessons, labs, grading) left in their temporary folders, under a
+    # name no notebook has.
+    left = sorted(f"{scratch.name}/{entry.name}" for scratch in work.glob("*.tmp")
+                  for entry in scratch.iterdir())
+    results[(LEFT_BEHIND, 0)] = ("failure" if left else "passed", ", ".join(left))
     return results
 
 
@@ -166,6 +177,11 @@ def test_lessons_and_solutions_pass_strict_nbval(nbval_results, tree, stem, lang
     assert len(cells) == code_cell_count(ROOT / file), "nbval did not run every cell"
     failed = {i: text for i, (outcome, text) in cells.items() if outcome != "passed"}
     assert failed == {}
+
+
+def test_notebooks_and_their_grading_leave_no_temporary_files(nbval_results):
+    outcome, left = nbval_results[(LEFT_BEHIND, 0)]
+    assert outcome == "passed", left
 
 
 @pytest.mark.parametrize("lab", LABS)

@@ -45,6 +45,7 @@
 import io
 import json
 import queue
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -670,17 +671,19 @@ ToolExplorer(host)
 
 # %% [markdown] lang="en"
 # When you are done, close what you opened: the widgets' refresh threads, the host (both
-# servers) and the client (its server, and the relay).
+# servers) and the client (its server, and the relay); then remove the folder of the relay's log.
 
 # %% [markdown] lang="es"
 # Cuando termines, cierra lo que abriste: los hilos que refrescan los widgets, el host (los dos
-# servidores) y el cliente (su servidor, y el intermediario).
+# servidores) y el cliente (su servidor, y el intermediario); después borra la carpeta del
+# registro del intermediario.
 
 # %%
 inspector.close()
 dashboard.close()
 host.close()
 client.close()
+shutil.rmtree(folder, ignore_errors=True)
 
 # %% [markdown] lang="en"
 # ## Summary

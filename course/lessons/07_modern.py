@@ -56,6 +56,7 @@
 # [es] Preparación: ejecuta esta celda primero.
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -462,6 +463,7 @@ with Client(sys.executable, [str(workdir / "old_server.py")],
             on_stderr=seen_by_old.append).connect() as legacy_client:
     print(legacy_client.era, legacy_client.protocol_version, legacy_client.server_info["name"])
     legacy_client.list_tools()
+shutil.rmtree(workdir, ignore_errors=True)
 for line in seen_by_old:
     print(line[:150])
 

@@ -508,6 +508,7 @@ while time.monotonic() < deadline:
 print(sorted(statuses))
 workers.terminate()
 exit_code = workers.wait(10)
+shutil.rmtree(workdir, ignore_errors=True)
 
 # %% [markdown] lang="en"
 # 200 when the request reached the session's worker, 404 (*session not found*) when it

@@ -855,11 +855,15 @@ class Rig:
             options = {"sleep": self.sleep}
         self.spawned: list[Any] = []  # every process the notebook's spawn() gave it
         self._unwrap = record_returns(make, "spawn", self.spawned)
-        made = bounded(lambda: make(self.name, list(self.command), self.backoff,
-                                    notify=self.notify, clock=self.clock, stable_after=10.0,
-                                    **options), CLOSE_GRACE, plain=False)
+        try:
+            made = bounded(lambda: make(self.name, list(self.command), self.backoff,
+                                        notify=self.notify, clock=self.clock,
+                                        stable_after=10.0, **options), CLOSE_GRACE, plain=False)
+        except BaseException:  # not implemented yet: what it started, and the folder, go now
+            self.cleanup()
+            raise
         if isinstance(made, Seen):
-            self._unwrap()
+            self.cleanup()
             raise _SetupFailed(made)
         self.supervisor = made
 
