@@ -1030,6 +1030,59 @@ def test_an_exercise_may_import_again_what_the_setup_imports():
         assert [p.kind for p in sandbox.scan(code, setup, {})] == ["import"], code
 
 
+def test_honest_imports_and_names_pass_and_a_module_used_as_a_value_is_flagged():
+    """Audits of labs 02 and 10: `from mcpkit import jsonrpc` for its builders, `import
+    mcpkit.host`, `from mcpkit import agent` for looks_injected, the setup's own import line
+    again, a parameter named `input`, `from __future__ import annotations` and
+    `type(exc).__module__` were flagged (0 on the part). A module is no reference; what is
+    read from it is checked, so a module used as any other value is flagged instead."""
+    lab02, lab10 = grading.OFF_LIMITS["lab02_jsonrpc"], grading.OFF_LIMITS["lab10_host_model"]
+    setup10 = sandbox.import_bindings("from mcpkit.agent import ScriptedModel, looks_injected\n"
+                                      "from mcpkit.host import Host, HostError")
+    cases = [
+        ("from mcpkit import jsonrpc\nx = jsonrpc.error_response(1, -32600, 'm')", {}, lab02, []),
+        ("import mcpkit.jsonrpc\nx = mcpkit.jsonrpc.error_response", {}, lab02, []),
+        ("import mcpkit.host\nx = mcpkit.host.HostError", setup10, lab10, []),
+        ("from mcpkit.host import Host, HostError\nx = HostError", setup10, lab10, []),
+        ("from mcpkit import agent\nx = agent.looks_injected('a')", setup10, lab10, []),
+        ("def parse(input):\n    return input.strip()", {}, lab02, []),
+        ("def parse(line):\n    input = line.strip()\n    return input", {}, lab02, []),
+        ("x = [input for input in 'ab']", {}, lab02, []),
+        ("from __future__ import annotations", {}, lab02, []),
+        ("def f(e):\n    return type(e).__module__", {}, lab02, []),
+        # What is read from a module is still the reference...
+        ("from mcpkit import jsonrpc\nx = jsonrpc.classify", {}, lab02, ["reference"]),
+        ("from mcpkit import jsonrpc as j\nk = j\nk.classify", {}, lab02, ["reference"]),
+        ("from mcpkit import jsonrpc\ngetattr(jsonrpc, 'classify')", {}, lab02, ["reference"]),
+        ("from mcpkit.host import Host\nx = Host({})", setup10, lab10, ["reference"]),
+        ("from mcpkit import agent\nx = agent.run_agent", setup10, lab10, ["reference"]),
+        ("from mcpkit.host import toolformats", setup10, lab10, ["reference"]),
+        # ... a module as any other value is out of the scan's sight ...
+        ("from mcpkit import jsonrpc\nx = [jsonrpc][0].classify", {}, lab02, ["module_value"]),
+        ("import mcpkit\nx = [mcpkit.jsonrpc][0].classify", {}, lab02, ["module_value"]),
+        ("import mcpkit\ndef f(m):\n    return m.jsonrpc.classify\nf(mcpkit)", {}, lab02,
+         ["module_value"]),
+        ("from mcpkit import jsonrpc\nfor m in (jsonrpc,):\n    m.classify", {}, lab02,
+         ["module_value"]),
+        # ... and the builtin `input` stays out of reach wherever it is not a local.
+        ("def parse(line):\n    return input('x')", {}, lab02, ["name"]),
+        ("def parse(line, x=input):\n    input = 1\n    return x", {}, lab02, ["name"]),
+        ("def parse(line):\n    [0 for input in ()]\n    return input('x')", {}, lab02,
+         ["name"]),
+        ("def parse(line):\n    global input\n    input = 1\n    return input", {}, lab02,
+         ["name"]),
+    ]
+    for code, setup, off_limits, kinds in cases:
+        found = {p.kind for p in sandbox.scan(code, setup, off_limits)}
+        assert found == set(kinds), (code, found)
+    grading.set_language("es")
+    try:
+        flag = sandbox.describe(sandbox.Problem("module_value", "mcpkit.jsonrpc", "c", 2))
+        assert "usa el módulo mcpkit.jsonrpc como un valor" in flag, flag
+    finally:
+        grading.set_language("en")
+
+
 def test_the_sandbox_lets_ordinary_code_through():
     code = ("import sys\nimport itertools\nfrom mcpkit.framing import InvalidJson\n"
             "print(sys.maxsize, file=sys.stderr)\nx = getattr(object(), 'real', None)\n"

@@ -14,7 +14,9 @@ Two checks, one static and one at run time.
   modules and mcpkit's layers, may not name the grader, the interpreter's internals
   (``sys.modules`` and the hooks, ``builtins``, frames, dunder attributes such as
   ``__globals__``) or the reference this lab asks for, and may not assign to attributes of
-  anything it imported.
+  anything it imported. A module of mcpkit is no reference (the rest of what it holds is the
+  learner's); what is read from it is checked, so it may be used only to read from
+  (``jsonrpc.error_response``), not as a value that would carry the reference out of sight.
 * :func:`snapshot` / :func:`changes` compare mcpkit (every module and class, their tables
   included) and a few standard modules with how they were when imported. Only what a learner's
   code could change to bend a check counts: the standard library's own private state (the
@@ -66,7 +68,8 @@ traceback.walk_stack traceback.walk_tb traceback.StackSummary traceback.Tracebac
 traceback.FrameSummary
 """.split())
 #: Dunder attributes that are ordinary Python; every other one is refused.
-ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __class__ __doc__".split())
+ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __module__ __class__ __doc__"
+                            .split())
 #: Standard modules whose public functions the checks call (replacing one could bend them).
 WATCHED_STDLIB = ("json", "json.decoder", "json.encoder", "builtins", "itertools",
                   "functools", "re", "logging")
@@ -119,6 +122,10 @@ def _reasons() -> dict[str, str]:
                     "usa el atributo {name}, una puerta a las interioridades del intérprete"),
         "getattr": _("uses getattr with a computed or dunder name ({name})",
                      "usa getattr con un nombre calculado o dunder ({name})"),
+        "module_value": _("uses the module {name} as a value, which the checks cannot follow: "
+                          "name what you use from it ({name}.something)",
+                          "usa el módulo {name} como un valor, que las comprobaciones no "
+                          "pueden seguir: nombra lo que usas de él ({name}.algo)"),
         "rebind": _("rebinds {name}, which the setup cell imported",
                     "vuelve a asignar {name}, que importó la celda de preparación"),
         "assign": _("changes {name}, which was imported, not defined in your cell",
@@ -185,12 +192,13 @@ def _worth_matching(value: Any) -> bool:
 
 
 def off_limits_objects(off_limits: dict[str, Any]) -> dict[int, str]:
-    """id() of every object ``off_limits`` names (each module and each name in it) -> its
-    path: the same function or class reached through a module that imports it
-    (``mcpkit.session.encoder_for`` is ``mcpkit.framing.encoder_for``) is the same reference."""
+    """id() of every object ``off_limits`` names (each name in each module) -> its path: the
+    same function or class reached through a module that imports it
+    (``mcpkit.session.encoder_for`` is ``mcpkit.framing.encoder_for``) is the same reference.
+    The modules themselves are not: the rest of what they hold is the learner's to use."""
     objects: dict[int, str] = {}
     for module, names in off_limits.items():
-        for path in (module, *(f"{module}.{name}" for name in names)):
+        for path in (f"{module}.{name}" for name in names):
             value = _named(path)
             if value is not _NOTHING and _worth_matching(value):
                 objects.setdefault(id(value), path)
@@ -217,6 +225,74 @@ def _reference_of(path: str, references: dict[int, str]) -> str | None:
         if maker is not None:
             same = ".".join([f"{maker}(...)", *parts[end:]])
     return same
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _reads_of_locals(tree: ast.AST) -> set[int]:
+    """id() of every name read inside a function or comprehension that binds that name
+    itself (a parameter, an assignment, a loop variable): Python makes it local there, so it
+    is never the builtin of that name (``def parse(input): ...``). A module-level assignment,
+    a class body or a ``global`` does not count: there the builtin can still be reached."""
+    binds: dict[int, set[str]] = {}  # id(scope) -> names it binds
+    declared: dict[int, set[str]] = {}  # id(scope) -> names it declares global
+    reads: list[tuple[ast.Name, tuple[ast.AST, ...]]] = []
+
+    def visit(node: ast.AST, scopes: tuple[ast.AST, ...]) -> None:
+        here = scopes[-1] if scopes else None
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads.append((node, scopes))
+            elif here is not None:
+                binds.setdefault(id(here), set()).add(node.id)
+        elif isinstance(node, ast.arg) and here is not None:
+            binds.setdefault(id(here), set()).add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name and here is not None:
+            binds.setdefault(id(here), set()).add(node.name)
+        elif isinstance(node, ast.Global) and here is not None:
+            declared.setdefault(id(here), set()).update(node.names)
+        if isinstance(node, _FUNCTIONS):
+            args = node.args
+            outside = [*args.defaults, *(d for d in args.kw_defaults if d is not None),
+                       *getattr(node, "decorator_list", []), *_annotations(node),
+                       *(a.annotation for a in [*args.posonlyargs, *args.args,
+                                                *args.kwonlyargs, args.vararg, args.kwarg]
+                         if a is not None and a.annotation is not None)]
+            for child in outside:  # evaluated where the function is defined
+                visit(child, scopes)
+            skip = {id(c) for c in outside}
+            for child in ast.walk(args):
+                if isinstance(child, ast.arg):
+                    visit(child, (*scopes, node))
+            body = node.body if isinstance(node.body, list) else [node.body]
+            for child in body:
+                if id(child) not in skip:
+                    visit(child, (*scopes, node))
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            first, *rest = node.generators
+            visit(first.iter, scopes)  # evaluated in the enclosing scope
+            inner = (*scopes, node)
+            for child in [first.target, *first.ifs, *rest,
+                          *([node.key, node.value] if isinstance(node, ast.DictComp)
+                            else [node.elt])]:
+                visit(child, inner)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, scopes)
+
+    visit(tree, ())
+    local = set()
+    for name, scopes in reads:
+        for scope in reversed(scopes):
+            if name.id in declared.get(id(scope), ()):
+                break
+            if name.id in binds.get(id(scope), ()):
+                local.add(id(name))
+                break
+    return local
 
 
 def _annotations(node: ast.AST) -> list[ast.AST]:
@@ -247,8 +323,8 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
     from_setup = {*setup_names.values(),
                   *(path.rsplit(".", 1)[0] for path in setup_names.values() if "." in path)}
 
-    def importable(module: str) -> bool:
-        return module.split(".")[0] in ALLOWED_MODULES or any(
+    def importable(module: str) -> bool:  # (__future__: directives to the compiler)
+        return module.split(".")[0] in ALLOWED_MODULES or module == "__future__" or any(
             module == m or module.startswith(m + ".") for m in from_setup)
     problems: list[Problem] = []
     references = off_limits_objects(off_limits)
@@ -274,7 +350,7 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
             flag(node, "internals", path)
         else:
             module, _dot, name = path.rpartition(".")
-            if name in off_limits.get(module, ()) or path in off_limits:
+            if name in off_limits.get(module, ()):
                 flag(node, "reference", path)
             elif path.startswith("mcpkit.") and (same := _reference_of(path, references)):
                 flag(node, "reference", f"{path} (= {same})")
@@ -317,19 +393,39 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
     # Names in annotations only describe: `host: Host` uses nothing.
     annotations = {id(n) for node in ast.walk(tree) for a in _annotations(node)
                    for n in ast.walk(a)}
+    own_locals = _reads_of_locals(tree)  # `input` as a parameter is not the builtin
+    # A module of mcpkit may be used only as the base of a name read from it (`jsonrpc.x`,
+    # which check_path sees), or renamed (followed by aliases()): as any other value
+    # (`[jsonrpc][0].classify`, passed to a function) what is read from it is out of sight.
+    as_base = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
 
-    for node in ast.walk(tree):
+    def module_as_value(node: ast.AST) -> None:
+        if not off_limits or id(node) in as_base or id(node) in annotations \
+                or not isinstance(getattr(node, "ctx", None), ast.Load):
+            return
+        path = dotted(node)
+        if path and path.startswith("mcpkit") and isinstance(_named(path), type(sys)):
+            flag(node, "module_value", path)
+
+    for node in ast.walk(tree):  # parents before children: an alias is known before its use
         for name, value in aliases(node):  # a name that stands for an import, renamed
             path = dotted(value)
             if path:
                 bound[name] = path
                 check_path(node, path)
+                as_base.add(id(value))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "getattr" and node.args:
+            as_base.add(id(node.args[0]))  # getattr(module, "name"): checked below
+        if isinstance(node, ast.Name | ast.Attribute):
+            module_as_value(node)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
                 if root != "mcpkit" and not importable(alias.name):
                     flag(node, "import", alias.name)
-                check_path(node, alias.name)
+                if alias.name not in from_setup:
+                    check_path(node, alias.name)
                 bound[alias.asname or root] = alias.name if alias.asname else root
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
@@ -340,9 +436,11 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
                 if alias.name == "*":
                     check_star(node, module)
                     continue
-                check_path(node, f"{module}.{alias.name}")
+                if f"{module}.{alias.name}" not in from_setup:  # the setup's names: see uses
+                    check_path(node, f"{module}.{alias.name}")
                 bound[alias.asname or alias.name] = f"{module}.{alias.name}"
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES \
+                and isinstance(node.ctx, ast.Load) and id(node) not in own_locals:
             flag(node, "name", node.id)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and node.id in bound and id(node) not in annotations:
