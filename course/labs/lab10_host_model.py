@@ -272,12 +272,14 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   that is not a string is taken as it is; what comes out must be a dict.
 # - `tool_result(call_id, result=None, error=None)`: the Anthropic `tool_result` block for
 #   an MCP result, or for an `error` message (a JSON-RPC error, or a call the host refused).
-#   With an error, or no result at all: `{"type": "tool_result", "tool_use_id": call_id,
+#   With an error (any `error` that is not `None`, even `""`, whatever the result), or no
+#   result at all: `{"type": "tool_result", "tool_use_id": call_id,
 #   "content": [{"type": "text", "text": error or "no result"}], "is_error": True}`.
 #   With a result: its content blocks (only the dicts; if there are none and it has
 #   `structuredContent`, one text block with `json.dumps(structuredContent,
 #   ensure_ascii=False)`), an `image` block becoming `{"type": "image", "source": {"type":
-#   "base64", "media_type": <its mimeType, or "image/png">, "data": <its data, or "">}}` and
+#   "base64", "media_type": <its mimeType, or "image/png" when the key is missing>, "data":
+#   <its data, or "">}}` and
 #   every other block `{"type": "text", "text": block_text(block)}`; the key `"is_error"`
 #   is there (as `True`) only when `result["isError"] is True`, and absent otherwise.
 # - `tool_message(call_id, result=None, error=None)`: the OpenAI `{"role": "tool",
@@ -303,13 +305,14 @@ grading.check_tool_formats(api_names, anthropic_tools, openai_tools)
 #   excepción); un valor que no es una cadena se toma tal cual; lo que sale debe ser un dict.
 # - `tool_result(call_id, result=None, error=None)`: el bloque `tool_result` de Anthropic
 #   para un resultado MCP, o para un mensaje `error` (un error JSON-RPC, o una llamada que el
-#   host rechazó). Con un error, o sin resultado alguno: `{"type": "tool_result",
+#   host rechazó). Con un error (cualquier `error` que no sea `None`, aunque sea `""`, haya o
+#   no resultado), o sin resultado alguno: `{"type": "tool_result",
 #   "tool_use_id": call_id, "content": [{"type": "text", "text": error or "no result"}],
 #   "is_error": True}`. Con un resultado: sus bloques de contenido (solo los dicts;
 #   si no hay ninguno y tiene `structuredContent`, un bloque de texto con
 #   `json.dumps(structuredContent, ensure_ascii=False)`), donde un bloque `image` pasa a
 #   `{"type": "image", "source": {"type": "base64", "media_type": <su mimeType, o
-#   "image/png">, "data": <su data, o "">}}` y cualquier otro bloque a `{"type": "text",
+#   "image/png" si falta la clave>, "data": <su data, o "">}}` y cualquier otro bloque a `{"type": "text",
 #   "text": block_text(block)}`; la clave `"is_error"` solo está (con `True`) cuando
 #   `result["isError"] is True`, y falta en los demás casos.
 # - `tool_message(call_id, result=None, error=None)`: el `{"role": "tool", "tool_call_id":
@@ -414,7 +417,8 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #
 # Write `needs_confirmation(tool)`: `True` unless the tool's `annotations` say
 # `readOnlyHint: true` or `destructiveHint: false` (the spec's defaults are pessimistic: a
-# tool that says nothing may be destructive).
+# tool that says nothing may be destructive). Only the booleans count: `"yes"`, `1`, `0` or
+# `null` say nothing.
 #
 # Then `run_agent(host, model, task, allow, confirm, max_turns=6)`, which returns
 # `(messages, audit)`. `host` has `tools()` (the merged MCP tools) and
@@ -423,7 +427,8 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 # "content": [blocks]}`. Start with `messages = [{"role": "user", "content": task}]` and
 # `audit = []`; then, for each turn from 1 to `max_turns`:
 #
-# 1. **Filter.** The tools the model may see are the host's tools, in its order, for which
+# 1. **Filter.** The tools the model may see are the host's tools, in its order, that a model
+#    may be offered (not those that must run as a task, as in part 1), for which
 #    `allow(tool)` is true and whose description does not `looks_injected` (tool poisoning).
 #    Work this out again at every turn, name them with `api_names`, and call
 #    `model(messages, anthropic_tools(offered, names))`.
@@ -431,8 +436,8 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 #    block, stop.
 # 3. For each `tool_use` block, in order, decide an `outcome` and what the model is shown:
 #    - `"unknown"`: its name is not one of the offered tools; `"invalid"`: `call_params`
-#      gave an error, or `compile_schema(tool's inputSchema)` finds problems in the
-#      arguments; `"declined"`: the tool `needs_confirmation` and `confirm(name, arguments)`
+#      gave an error, or `compile_schema(tool's inputSchema)` (`{"type": "object"}` if it
+#      has none) finds problems in the arguments (check them before asking `confirm`); `"declined"`: the tool `needs_confirmation` and `confirm(name, arguments)`
 #      (with the exposed MCP name) said no. These three never reach a server; the model gets
 #      `tool_result(id, error=<your words>)`.
 #    - otherwise `host.call_tool(name, arguments)`. A `ServerError`, `SessionError` or
@@ -456,6 +461,7 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 # Escribe `needs_confirmation(tool)`: `True` salvo que las `annotations` de la herramienta
 # digan `readOnlyHint: true` o `destructiveHint: false` (los valores por defecto de la
 # especificación son pesimistas: una herramienta que no dice nada puede ser destructiva).
+# Solo cuentan los booleanos: `"yes"`, `1`, `0` o `null` no dicen nada.
 #
 # Después, `run_agent(host, model, task, allow, confirm, max_turns=6)`, que devuelve
 # `(messages, audit)`. `host` tiene `tools()` (las herramientas MCP fusionadas) y
@@ -464,16 +470,18 @@ grading.check_calls_and_results(call_params, openai_call_params, tool_result, to
 # `{"role": "assistant", "content": [bloques]}`. Empieza con `messages = [{"role": "user",
 # "content": task}]` y `audit = []`; después, en cada turno de 1 a `max_turns`:
 #
-# 1. **Filtra.** Las herramientas que puede ver el modelo son las del host, en su orden, para
-#    las que `allow(tool)` es verdadero y cuya descripción no `looks_injected` (envenenamiento
-#    de herramientas). Calcúlalo de nuevo en cada turno, ponles nombre con `api_names` y llama
+# 1. **Filtra.** Las herramientas que puede ver el modelo son las del host, en su orden, que
+#    se pueden ofrecer a un modelo (no las que deben ejecutarse como tarea, como en la parte
+#    1), para las que `allow(tool)` es verdadero y cuya descripción no `looks_injected`
+#    (envenenamiento de herramientas). Calcúlalo de nuevo en cada turno, ponles nombre con `api_names` y llama
 #    a `model(messages, anthropic_tools(offered, names))`.
 # 2. Añade `{"role": "assistant", "content": reply["content"]}`. Si no tiene ningún bloque
 #    `tool_use`, detente.
 # 3. Para cada bloque `tool_use`, en orden, decide un `outcome` y lo que se muestra al modelo:
 #    - `"unknown"`: su nombre no es el de ninguna herramienta ofrecida; `"invalid"`:
-#      `call_params` dio un error, o `compile_schema(inputSchema de la herramienta)` encuentra
-#      problemas en los argumentos; `"declined"`: la herramienta `needs_confirmation` y
+#      `call_params` dio un error, o `compile_schema(inputSchema de la herramienta)`
+#      (`{"type": "object"}` si no tiene) encuentra problemas en los argumentos
+#      (compruébalos antes de preguntar a `confirm`); `"declined"`: la herramienta `needs_confirmation` y
 #      `confirm(name, arguments)` (con el nombre MCP expuesto) dijo que no. Estas tres nunca
 #      llegan a un servidor; el modelo recibe `tool_result(id, error=<tus palabras>)`.
 #    - si no, `host.call_tool(name, arguments)`. Un `ServerError`, `SessionError` o
