@@ -103,13 +103,20 @@ grading.set_language("en")
 # 1. it is a JSON object (a `dict`); a list is a batch, which MCP does not accept;
 # 2. `"jsonrpc"` is exactly the string `"2.0"`;
 # 3. with a `"method"`: it is a non-empty string; there is no `"result"` or `"error"`;
-#    `"params"`, if present, is an object. Without `"id"` it is a notification; with one, a
-#    request, and the id must be a string or an integer (not `null`, not `true`, not `1.5`);
+#    `"params"`, if present, is an object (`null` is not). Without `"id"` it is a
+#    notification; with one, a request, and the id must be a string or an integer (not
+#    `null`, not `true`, not `1.5`);
 # 4. without `"method"`: exactly one of `"result"` and `"error"`, and an `"id"`. A result needs
-#    a string or integer id and an object `result`. An error may have id `null`, and its
-#    `error` is an object with an integer `code` and a string `message`.
+#    a string or integer id and an object `result`. An error's id is a string, an integer or
+#    `null` (not `true`, not `1.5`), and its `error` is an object with an integer `code` (not
+#    `2.0`) and a string `message`.
 #
+# Members other than these (say `"trace"`) do not make a message invalid: ignore them.
 # Careful: in Python `True` is an `int`, and `0` is falsy.
+#
+# JSON-RPC 2.0 says `params` must be an object or an array when present, so `null` is
+# invalid. mcpkit's own `classify` lets `null` through to be lenient with peers that send it
+# (lab 03 relies on that); this lab follows the spec, and so do its checks.
 
 # %% [markdown] lang="es"
 # ## Parte 1 · `classify`
@@ -121,13 +128,21 @@ grading.set_language("en")
 # 1. que es un objeto JSON (un `dict`); una lista es un lote, que MCP no acepta;
 # 2. que `"jsonrpc"` es exactamente la cadena `"2.0"`;
 # 3. con `"method"`: que es una cadena no vacía; que no hay `"result"` ni `"error"`; que
-#    `"params"`, si está, es un objeto. Sin `"id"` es una notificación; con él, una solicitud,
-#    y el id debe ser una cadena o un entero (ni `null`, ni `true`, ni `1.5`);
+#    `"params"`, si está, es un objeto (`null` no lo es). Sin `"id"` es una notificación; con
+#    él, una solicitud, y el id debe ser una cadena o un entero (ni `null`, ni `true`, ni
+#    `1.5`);
 # 4. sin `"method"`: exactamente uno de `"result"` y `"error"`, y un `"id"`. Un resultado
-#    necesita un id de cadena o entero y un `result` que sea un objeto. Un error puede tener id
-#    `null`, y su `error` es un objeto con un `code` entero y un `message` de texto.
+#    necesita un id de cadena o entero y un `result` que sea un objeto. El id de un error es
+#    una cadena, un entero o `null` (ni `true`, ni `1.5`), y su `error` es un objeto con un
+#    `code` entero (no `2.0`) y un `message` de texto.
 #
+# Los miembros distintos de estos (por ejemplo `"trace"`) no invalidan un mensaje: ignóralos.
 # Cuidado: en Python `True` es un `int`, y `0` es falso.
+#
+# JSON-RPC 2.0 dice que `params`, si está, debe ser un objeto o un array, así que `null` es
+# inválido. El `classify` de mcpkit deja pasar `null` para ser tolerante con quien lo envía
+# (el laboratorio 03 cuenta con ello); este laboratorio sigue la especificación, y sus
+# comprobaciones también.
 
 # %%
 def classify(message):
@@ -189,8 +204,13 @@ grading.check_classify(classify)
 # | a valid message of any kind | `None` |
 #
 # The -32600 response carries the message's own id when it has a usable one (a string or an
-# integer), and `None` otherwise. The error `message` text is yours to choose;
-# `error_response(id, code, message)` builds the response. Use your `classify` from part 1.
+# integer), and `None` otherwise; a -32700 always has id `None`, since nothing was read. The
+# error `message` text is yours to choose, and so is a `data` member with details (add one or
+# not); `error_response(id, code, message)` builds the response. Use your `classify` from
+# part 1.
+#
+# "Not JSON" includes a line nested so deeply that `json.loads` raises `RecursionError`, and
+# a raw control character (a tab, say) inside a string.
 #
 # One trap: `NaN`, `Infinity` and `-Infinity` are not JSON (RFC 8259 has no such values),
 # but Python's `json.loads` accepts them. Refuse them with its `parse_constant` argument, a
@@ -209,8 +229,13 @@ grading.check_classify(classify)
 # | un mensaje válido de cualquier tipo | `None` |
 #
 # La respuesta -32600 lleva el id del propio mensaje cuando tiene uno utilizable (una cadena o
-# un entero), y `None` en otro caso. El texto del `message` del error lo eliges tú;
-# `error_response(id, code, message)` construye la respuesta. Usa tu `classify` de la parte 1.
+# un entero), y `None` en otro caso; una -32700 siempre lleva id `None`, porque no se leyó
+# nada. El texto del `message` del error lo eliges tú, y también un miembro `data` con
+# detalles (añádelo o no); `error_response(id, code, message)` construye la respuesta. Usa tu
+# `classify` de la parte 1.
+#
+# "No es JSON" incluye una línea tan anidada que `json.loads` lanza `RecursionError`, y un
+# carácter de control literal (un tabulador, por ejemplo) dentro de una cadena.
 #
 # Una trampa: `NaN`, `Infinity` y `-Infinity` no son JSON (RFC 8259 no tiene esos valores),
 # pero `json.loads` de Python los acepta. Recházalos con su argumento `parse_constant`, una
@@ -251,15 +276,17 @@ grading.check_error_for(error_for)
 # to a Python function, and returns the response:
 #
 # - **protocol errors** (nothing ran), each a -32602 error response with the request's id:
-#   `params` missing or not an object; no string `name`; an unknown tool; `arguments` present
-#   but not an object;
+#   `params` missing or not an object; no string `name`; an unknown tool (names are compared
+#   exactly); `arguments` present but not an object. Their `message` text, and a `data`
+#   member if you want one, are yours to choose;
 # - otherwise call the tool with the arguments as keyword arguments (missing `arguments` means
 #   `{}`) and answer with a **result**:
 #   - it returned a string `text`:
 #     `{"content": [{"type": "text", "text": text}], "isError": False}`;
 #   - it raised any exception `exc`, including a `TypeError` for missing arguments: the same
-#     shape with `"isError": True` and the text `f"{type(exc).__name__}: {exc}"`, so the model
-#     can read what went wrong.
+#     shape with `"isError": True` and the text `f"{type(exc).__name__}: {exc}"`
+#     (`"ValueError: "` when the exception has no message), so the model can read what went
+#     wrong.
 #
 # `result_response(id, result)` and `error_response(id, code, message)` build the responses.
 
@@ -271,14 +298,17 @@ grading.check_error_for(error_for)
 #
 # - **errores de protocolo** (no se ejecutó nada), cada uno una respuesta de error -32602 con
 #   el id de la solicitud: `params` ausentes o que no son un objeto; sin `name` de texto; una
-#   herramienta desconocida; `arguments` presentes pero que no son un objeto;
+#   herramienta desconocida (los nombres se comparan tal cual); `arguments` presentes pero que
+#   no son un objeto. El texto de su `message`, y un miembro `data` si quieres añadirlo, los
+#   eliges tú;
 # - en otro caso, llama a la herramienta con los argumentos como argumentos con nombre
 #   (`arguments` ausentes equivalen a `{}`) y responde con un **resultado**:
 #   - si devolvió una cadena `text`:
 #     `{"content": [{"type": "text", "text": text}], "isError": False}`;
 #   - si lanzó cualquier excepción `exc`, incluido un `TypeError` por faltar argumentos: la
-#     misma forma con `"isError": True` y el texto `f"{type(exc).__name__}: {exc}"`, para que el
-#     modelo pueda leer qué salió mal.
+#     misma forma con `"isError": True` y el texto `f"{type(exc).__name__}: {exc}"`
+#     (`"ValueError: "` si la excepción no trae mensaje), para que el modelo pueda leer qué
+#     salió mal.
 #
 # `result_response(id, result)` y `error_response(id, code, message)` construyen las
 # respuestas.

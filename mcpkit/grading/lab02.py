@@ -40,26 +40,41 @@ _REJECTED = Seen("InvalidRequest", (("code", -32600), ("data", None)), raised=Tr
 
 def check_classify(classify: Callable) -> None:
     """Lab 02, part 1: tell the four kinds of message apart, and reject the rest."""
+    # (message, its kind, the case's name, the hint when it is refused: only where the fault
+    # is not plain from the rule)
     good = [
-        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "request"),
-        ({"jsonrpc": "2.0", "id": "abc", "method": "ping", "params": {}}, "request"),
-        ({"jsonrpc": "2.0", "id": 0, "method": "ping"}, "request"),
-        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notification"),
-        ({"jsonrpc": "2.0", "id": 1, "result": {}}, "result"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "request",
+         _("a request with an integer id", "una solicitud con id entero"), None),
+        ({"jsonrpc": "2.0", "id": "abc", "method": "ping", "params": {}}, "request",
+         _("a request with a string id and params", "una solicitud con id de texto y params"),
+         None),
+        ({"jsonrpc": "2.0", "id": 0, "method": "ping"}, "request",
+         _("id 0 is a perfectly good id", "el id 0 es un id perfectamente válido"),
+         _("check 'id' in message, not message.get('id'): 0 is falsy",
+           "comprueba 'id' in message, no message.get('id'): 0 es falso en Python")),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notification",
+         _("a notification has no id", "una notificación no tiene id"), None),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, "result",
+         _("a result response", "una respuesta con resultado"), None),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}},
-         "error"),
+         "error", _("an error response", "una respuesta de error"), None),
         ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
-         "error"),
-    ]
-    names_good = [
-        _("a request with an integer id", "una solicitud con id entero"),
-        _("a request with a string id and params", "una solicitud con id de texto y params"),
-        _("id 0 is a perfectly good id", "el id 0 es un id perfectamente válido"),
-        _("a notification has no id", "una notificación no tiene id"),
-        _("a result response", "una respuesta con resultado"),
-        _("an error response", "una respuesta de error"),
-        _("an error response with id null (the request was unreadable)",
-          "una respuesta de error con id null (la solicitud era ilegible)"),
+         "error", _("an error response with id null (the request was unreadable)",
+                    "una respuesta de error con id null (la solicitud era ilegible)"), None),
+        ({"jsonrpc": "2.0", "id": 3, "method": "ping", "trace": "t-1"}, "request",
+         _("a member outside the envelope is allowed and ignored",
+           "un miembro ajeno al sobre se admite y se ignora"),
+         _("the rules say what each member must be, not which members may exist: ignore any "
+           "other", "las reglas dicen cómo debe ser cada miembro, no qué miembros pueden "
+           "existir: ignora los demás")),
+        ({"jsonrpc": "2.0", "id": 2**53 + 1, "method": "ping"}, "request",
+         _("any integer is an id, however large", "cualquier entero es un id, por grande que sea"),
+         _("an id is any integer: do not bound it", "un id es cualquier entero: no le pongas "
+           "límite")),
+        ({"jsonrpc": "2.0", "method": " "}, "notification",
+         _('a method " " is a non-empty string', 'un method " " es una cadena no vacía'),
+         _('non-empty means not "": do not strip the method first',
+           'no vacía significa distinta de "": no le quites los espacios antes')),
     ]
     bad = [
         ([{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
@@ -71,6 +86,9 @@ def check_classify(classify: Callable) -> None:
         ({"jsonrpc": 2.0, "id": 1, "method": "ping"},
          _('"jsonrpc" is the number 2.0, not the string', '"jsonrpc" es el número 2.0, no la '
            "cadena")),
+        ({"jsonrpc": "2.0.1", "id": 1, "method": "ping"},
+         _('"jsonrpc" is "2.0.1": it contains "2.0" but is not exactly "2.0"',
+           '"jsonrpc" es "2.0.1": contiene "2.0" pero no es exactamente "2.0"')),
         ({"jsonrpc": "2.0", "id": 1, "method": 42}, _('"method" is not a string',
                                                       '"method" no es una cadena')),
         ({"jsonrpc": "2.0", "id": 1, "method": ""}, _('"method" is empty', '"method" está vacío')),
@@ -83,6 +101,9 @@ def check_classify(classify: Callable) -> None:
         ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1, 2]},
          _("params as an array (MCP uses named params)",
            "params como array (MCP usa parámetros con nombre)")),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None},
+         _('"params": null (present, so it must be an object)',
+           '"params": null (está, así que debe ser un objeto)')),
         ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}},
          _("both result and error", "result y error a la vez")),
         ({"jsonrpc": "2.0", "id": 1}, _("neither method, result nor error",
@@ -90,35 +111,59 @@ def check_classify(classify: Callable) -> None:
         ({"jsonrpc": "2.0", "result": {}}, _("a response without id", "una respuesta sin id")),
         ({"jsonrpc": "2.0", "id": 1, "result": [1, 2]},
          _("a result that is not an object", "un result que no es un objeto")),
+        ({"jsonrpc": "2.0", "id": None, "result": {}},
+         _("a result with id null", "un resultado con id null")),
+        ({"jsonrpc": "2.0", "id": True, "error": {"code": 1, "message": "x"}},
+         _("an error with id true: a boolean is not an id",
+           "un error con id true: un booleano no es un id")),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": 2.0, "message": "x"}},
+         _("an error whose code is 2.0, a float", "un error cuyo code es 2.0, un float")),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": "oops", "message": "x"}},
          _("an error whose code is not an integer", "un error cuyo code no es un entero")),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601}},
          _("an error without a message", "un error sin message")),
     ]
     results = [
-        case(name, _kind_or_error(classify, msg), kind, given=json.dumps(msg),
-             hint=_("check 'id' in message, not message.get('id'): 0 is falsy",
-                    "comprueba 'id' in message, no message.get('id'): 0 es falso en Python")
-             if msg.get("id") == 0 else None)
-        for (msg, kind), name in zip(good, names_good, strict=True)
+        case(name, _kind_or_error(classify, msg), kind, given=json.dumps(msg), hint=hint)
+        for msg, kind, name, hint in good
     ]
+    def refused_hint(msg: Any) -> Callable[[Any], str]:
+        def hint(got: Any) -> str:
+            if isinstance(got, Seen) and not got.raised and got.type == "InvalidRequest":
+                return _("raise the error (raise InvalidRequest(...)), do not return it",
+                         "lanza el error (raise InvalidRequest(...)), no lo devuelvas")
+            return _("raise InvalidRequest(reason): ", "lanza InvalidRequest(motivo): ") + (
+                _broken_rule(msg) or "")
+        return hint
+
     results += [
         case(_("invalid: ", "inválido: ") + name, _kind_or_error(classify, msg),
-             _REJECTED, given=json.dumps(msg),
-             hint=_("raise InvalidRequest(reason): ", "lanza InvalidRequest(motivo): ")
-             + (_broken_rule(msg) or ""))
+             _REJECTED, given=json.dumps(msg), hint=refused_hint(msg))
         for msg, name in bad
     ]
     results.append(classify_differential(classify))
     run_checks(results)
 
 
+def reference_classify(message: Any) -> str:
+    """classify as the lab states it: mcpkit's, and "params": null refused.
+
+    JSON-RPC 2.0 says params, if present, MUST be a structured value, and so does the lab.
+    mcpkit lets null through on purpose, to be lenient with peers that send it (lab 03's
+    dispatcher hands it to the handler as {}), so the lab's reference adds the spec's rule."""
+    from ..jsonrpc import InvalidRequest, classify
+
+    kind = classify(message)
+    if kind in ("request", "notification") and "params" in message \
+            and message["params"] is None:
+        raise InvalidRequest('"params" must be an object, not null')
+    return kind
+
+
 def check_error_for(error_for: Callable) -> None:
     """Lab 02, part 2: from one raw line to the error response it deserves (or None), on
-    mcpkit's classify (so that part 1's bugs stay in part 1)."""
-    from ..jsonrpc import classify
-
-    with references_for(error_for, classify=classify):
+    the reference classify (so that part 1's bugs stay in part 1)."""
+    with references_for(error_for, classify=reference_classify):
         _check_error_for(error_for)
 
 
@@ -129,6 +174,15 @@ def _check_error_for(error_for: Callable) -> None:
 
     parse_hint = _("not UTF-8 or not JSON: -32700 with id null",
                    "no es UTF-8 o no es JSON: -32700 con id null")
+    constant_hint = _("NaN, Infinity and -Infinity are not JSON: json.loads accepts all three "
+                      "unless its parse_constant raises ValueError",
+                      "NaN, Infinity y -Infinity no son JSON: json.loads acepta los tres salvo "
+                      "que su parse_constant lance ValueError")
+    utf8_hint = _('decode with raw.decode("utf-8") and no error handler: errors="replace", '
+                  '"surrogatepass" or another codec (latin-1) let through bytes that are not '
+                  "UTF-8", 'decodifica con raw.decode("utf-8") sin manejador de errores: '
+                  'errors="replace", "surrogatepass" u otro códec (latin-1) dejan pasar bytes '
+                  "que no son UTF-8")
     shape_hint = _("readable JSON that classify rejects: -32600, with the message's own id "
                    "when it is a string or an integer, else null",
                    "JSON legible que classify rechaza: -32600, con el id del propio mensaje si "
@@ -170,12 +224,66 @@ def _check_error_for(error_for: Callable) -> None:
         (b'{"jsonrpc":"2.0","method":"notifications/x","params":"oops"}', expect(None, -32600),
          _("an invalid notification still gets an error, with id null",
            "una notificación inválida también recibe un error, con id null")),
+        (b'{"jsonrpc":"2.0","id":3,"method":"ping","params":null}', expect(3, -32600),
+         _('"params": null is invalid: -32600', '"params": null es inválido: -32600'),
+         _('"params", if present, is an object: null is not one',
+           '"params", si está, es un objeto: null no lo es')),
+        (b"NaN", expect(None, -32700),
+         _("NaN alone: not JSON, parse error", "NaN solo: no es JSON, error de análisis"),
+         constant_hint),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":Infinity}}',
+         expect(None, -32700),
+         _("Infinity inside a message: not JSON, parse error",
+           "Infinity dentro de un mensaje: no es JSON, error de análisis"), constant_hint),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":-Infinity}}',
+         expect(None, -32700),
+         _("-Infinity inside a message: not JSON, parse error",
+           "-Infinity dentro de un mensaje: no es JSON, error de análisis"), constant_hint),
+        (b'{"jsonrpc":"2.0","id":1,"method":"NaN","params":{"note":"-Infinity"}}', None,
+         _('"NaN" and "-Infinity" inside strings are just text: no error',
+           '"NaN" y "-Infinity" dentro de cadenas son solo texto: sin error'),
+         _("inside quotes they are characters, not the constants: refuse the constants with "
+           "parse_constant, not by searching the text", "entre comillas son caracteres, no "
+           "las constantes: rechaza las constantes con parse_constant, no buscándolas en el "
+           "texto")),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"t":"a\tb"}}',
+         expect(None, -32700),
+         _("a raw tab inside a string: not JSON, parse error",
+           "un tabulador literal dentro de una cadena: no es JSON, error de análisis"),
+         _("JSON strings escape control characters (\\t, \\n); json.loads refuses raw ones, "
+           "unless strict=False", "las cadenas JSON escapan los caracteres de control (\\t, "
+           "\\n); json.loads rechaza los literales, salvo con strict=False")),
+        (b'{"jsonrpc":"2.0","id":"caf\xe9","method":"ping"}', expect(None, -32700),
+         _("a Latin-1 byte (\\xe9) inside a string: not UTF-8, parse error",
+           "un byte de Latin-1 (\\xe9) dentro de una cadena: no es UTF-8, error de análisis"),
+         utf8_hint),
+        (b'{"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"ping"}', expect(None, -32700),
+         _("an encoded surrogate (\\xed\\xa0\\x80): not UTF-8, parse error",
+           "un sustituto codificado (\\xed\\xa0\\x80): no es UTF-8, error de análisis"),
+         utf8_hint),
+        (b"[" * 3000 + b"]" * 3000, expect(None, -32700),
+         _("nested too deeply for json.loads (RecursionError): parse error",
+           "anidado demasiado hondo para json.loads (RecursionError): error de análisis"),
+         _("json.loads raises RecursionError on a line nested this deeply: catch it with the "
+           "other parse errors", "json.loads lanza RecursionError con una línea tan anidada: "
+           "captúralo junto con los demás errores de análisis")),
     ]
+    def hint_for(expected: Any, hint: str | None) -> Callable[[Any], str | None]:
+        def pick(got: Any) -> str | None:
+            # A -32700 row's hint says why the line is unreadable; when the answer was a
+            # -32700 and only its id differs, the id is the fault. (The -32600 rows' hints
+            # already speak of the id.)
+            if _code(expected) == _code(got) == -32700 and got.get("id") is not None:
+                return _id_hint(-32700)
+            return hint
+        return pick
+
     results = [
         case(name, lambda raw=raw: error_for(raw), expected, given=repr(raw),
              normalize=error_shape,
-             hint=more[0] if more else parse_hint if expected and expected["error"]["code"]
-             == -32700 else shape_hint if expected else None)
+             hint=hint_for(expected, more[0] if more else parse_hint if expected
+                           and expected["error"]["code"] == -32700 else shape_hint
+                           if expected else None))
         for raw, expected, name, *more in rows
     ]
     results.append(error_for_differential(error_for))
@@ -191,7 +299,13 @@ def check_call_tool(call_tool: Callable) -> None:
     def shout(text: str) -> str:
         return text.upper() + "!"
 
-    tools = {"divide": divide, "shout": shout}
+    def refuse() -> str:
+        raise ValueError()
+
+    def lookup(key: str) -> str:
+        return {"x": "found x"}[key]
+
+    tools = {"divide": divide, "shout": shout, "refuse": refuse, "lookup": lookup}
 
     def error_text(tool: Callable, **arguments: Any) -> str:
         """What str(exception) says on this Python, so the checks don't pin its wording."""
@@ -246,11 +360,32 @@ def check_call_tool(call_tool: Callable) -> None:
            'el texto es f"{type(exc).__name__}: {exc}"')),
         (req({"name": "shout"}), ok(1, error_text(shout), is_error=True),
          _("no arguments at all count as {}", "la ausencia de arguments equivale a {}"), None),
+        (req({"name": "lookup", "arguments": {"key": "y"}}),
+         ok(1, error_text(lookup, key="y"), is_error=True),
+         _("a KeyError from inside the tool is still a tool error, with its own text",
+           "un KeyError de dentro de la herramienta sigue siendo un error de herramienta, con "
+           "su propio texto"),
+         _("only the name lookup decides an unknown tool: whatever the tool raises, KeyError "
+           'included, is a result with isError true and the text f"{type(exc).__name__}: '
+           '{exc}"', "solo la búsqueda del nombre decide si la herramienta es desconocida: lo "
+           "que lance la herramienta, KeyError incluido, es un resultado con isError true y el "
+           'texto f"{type(exc).__name__}: {exc}"')),
+        (req({"name": "refuse", "arguments": {}}), ok(1, error_text(refuse), is_error=True),
+         _('an exception without a message still gives "ValueError: "',
+           'una excepción sin mensaje sigue dando "ValueError: "'),
+         _('the text is f"{type(exc).__name__}: {exc}" also when str(exc) is empty',
+           'el texto es f"{type(exc).__name__}: {exc}" también cuando str(exc) está vacío')),
         (req({"name": "launch_rockets", "arguments": {}}), protocol_error(1, -32602),
          _("an unknown tool: a protocol error, -32602",
            "una herramienta desconocida: un error de protocolo, -32602"),
          _("nothing ran: answer with a JSON-RPC error object",
            "no se ejecutó nada: responde con un objeto de error JSON-RPC")),
+        (req({"name": "Shout", "arguments": {"text": "a"}}), protocol_error(1, -32602),
+         _('tool names are exact: "Shout" is an unknown tool, -32602',
+           'los nombres de herramienta son exactos: "Shout" es una herramienta desconocida, '
+           "-32602"),
+         _("look the name up as it is: no lower(), no strip()",
+           "busca el nombre tal cual: sin lower() ni strip()")),
         (req({"arguments": {}}, id_=9), protocol_error(9, -32602),
          _("no tool name: a protocol error, -32602",
            "sin nombre de herramienta: un error de protocolo, -32602"), None),
@@ -266,9 +401,14 @@ def check_call_tool(call_tool: Callable) -> None:
          _("only a missing arguments counts as {}; null is a value, and not an object",
            "solo la ausencia de arguments equivale a {}; null es un valor, y no un objeto")),
     ]
+    def hint_for(request: dict[str, Any], expected: Any, hint: str | None
+                 ) -> Callable[[Any], str | None]:
+        # What differs names the fault; the row's own hint when nothing more specific does.
+        return lambda got: _call_tool_hint(request, expected, got, tools) or hint
+
     results = [
         case(name, lambda r=request: call_tool(r, tools), expected, given=json.dumps(request),
-             normalize=shape, hint=hint)
+             normalize=shape, hint=hint_for(request, expected, hint))
         for request, expected, name, hint in rows
     ]
     results.append(call_tool_differential(call_tool))
@@ -277,9 +417,9 @@ def check_call_tool(call_tool: Callable) -> None:
 
 # --------------------------------------------------------------------------- generated cases
 #
-# References: mcpkit.jsonrpc.classify, and for error_for and call_tool the composition the lab
-# describes, built from mcpkit.jsonrpc. mcpkit accepts "params": null, which the lab rules out
-# ("params, if present, is an object"), so generated messages never carry it.
+# References: reference_classify (mcpkit.jsonrpc.classify with "params": null refused, as
+# the lab and JSON-RPC 2.0 say), and for error_for and call_tool the composition the lab
+# describes, built from mcpkit.jsonrpc.
 
 _ABSENT = object()
 
@@ -288,11 +428,11 @@ def _valid_message(rng: Gen) -> dict[str, Any]:
     kind = rng.choice(["request", "notification", "result", "error"])
     m: dict[str, Any] = {"jsonrpc": "2.0"}
     if kind in ("request", "notification"):
-        m["method"] = rng.choice(["ping", "tools/call", "notifications/x", "a"])
+        m["method"] = rng.choice(["ping", "tools/call", "notifications/x", "a", " "])
         if rng.random() < 0.5:
             m["params"] = rng.json_object()
     if kind != "notification":
-        m["id"] = rng.choice([0, 1, -7, 2**53, "", "a-1", "é", rng.randint(2, 999)])
+        m["id"] = rng.choice([0, 1, -7, 2**53, 2**64, "", "a-1", "é", rng.randint(2, 999)])
     if kind == "result":
         m["result"] = rng.json_object()
     elif kind == "error":
@@ -301,6 +441,8 @@ def _valid_message(rng: Gen) -> dict[str, Any]:
         m["error"] = {"code": rng.choice([-32700, -32601, 0, 1]), "message": rng.text()}
         if rng.random() < 0.3:
             m["error"]["data"] = rng.json_value()
+    if rng.random() < 0.1:  # a member outside the envelope, which changes nothing
+        m[rng.choice(["trace", "x-extra", "meta"])] = rng.json_value()
     return m
 
 
@@ -329,14 +471,13 @@ def _envelope(rng: Gen) -> Any:
             m.pop(field, None)
         elif field == "id":
             m["id"] = rng.json_id()
-        elif field == "params" and action < 0.5:  # mcpkit allows params: null, the lab not
-            m["params"] = rng.choice([[1], "x", 3, True, []])
+        elif field == "params" and action < 0.5:
+            m["params"] = rng.choice([[1], "x", 3, True, [], None])
+        elif field == "jsonrpc" and action < 0.5:  # near misses of "2.0"
+            m["jsonrpc"] = rng.choice(["2.0.1", "12.0", " 2.0", "2", "2.00"])
         else:
-            value = rng.choice([rng.json_value(), rng.json_object(), "", None, 0, True,
-                                {"code": 1, "message": "m"}, "2.0", 2.0, [], "ping"])
-            if field == "params" and value is None:
-                value = [None]
-            m[field] = value
+            m[field] = rng.choice([rng.json_value(), rng.json_object(), "", None, 0, True,
+                                   {"code": 1, "message": "m"}, "2.0", 2.0, [], "ping"])
     return m
 
 
@@ -394,8 +535,8 @@ def _broken_rule(m: Any) -> str | None:
     if not isinstance(error, dict):
         return _('"error" is an object', '"error" es un objeto')
     if not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool):
-        return _('"error.code" is an integer (not a bool)', '"error.code" es un entero (no un '
-                 'booleano)')
+        return _('"error.code" is an integer (not a bool, not 2.0)', '"error.code" es un '
+                 'entero (ni un booleano, ni 2.0)')
     if not isinstance(error.get("message"), str):
         return _('"error.message" is a string', '"error.message" es una cadena')
     return None
@@ -421,8 +562,6 @@ def _seen_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
 
 
 def classify_differential(classify: Callable) -> CaseResult:
-    from ..jsonrpc import classify as reference
-
     def trial(fn: Callable, message: Any) -> list[Step]:
         return [Step(f"classify({json.dumps(message)})", attempt(lambda: fn(message)))]
 
@@ -430,32 +569,150 @@ def classify_differential(classify: Callable) -> CaseResult:
         _("behaves like mcpkit.jsonrpc.classify on generated messages (every field of every "
           "JSON type, ids included)", "se comporta como mcpkit.jsonrpc.classify en mensajes "
           "generados (cada campo de cada tipo JSON, ids incluidos)"),
-        key="lab02/classify", generate=_envelope, trial=trial, reference=reference,
+        key="lab02/classify", generate=_envelope, trial=trial,
+        reference=reference_classify,
         learner=classify, show=json.dumps, cases=300, shrink=_shrink_message, hint=_seen_hint)
 
 
 def reference_error_for(raw: bytes) -> dict[str, Any] | None:
     """What error_for must answer, from mcpkit's own parser and classify."""
     from ..framing import FramingError, _parse
-    from ..jsonrpc import PARSE_ERROR, InvalidRequest, classify, error_response, request_id_of
+    from ..jsonrpc import PARSE_ERROR, InvalidRequest, error_response, request_id_of
 
     message = _parse(raw)
     if isinstance(message, FramingError):
         return error_response(None, PARSE_ERROR, "Parse error")
     try:
-        classify(message)
+        reference_classify(message)
     except InvalidRequest as exc:
         return error_response(request_id_of(message), exc.code, exc.message)
     return None
 
 
+class _Text:
+    """What a generated case compares in place of an error's message: any string is this one
+    marker (equal only to itself), shown as the fixed cases show it, <any text>."""
+
+    def __repr__(self) -> str:
+        return repr(ANY_TEXT)
+
+
+_TEXT = _Text()
+
+
 def _response_seen(response: Any) -> Any:
-    """A response as compared: the error's text is free, everything else counts."""
+    """A response as compared: the error's message text and its optional data are free (the
+    lab says so: JSON-RPC lets a server put any detail in data); everything else counts. A
+    message that is not a string stays as it is, and differs."""
     if isinstance(response, dict) and isinstance(response.get("error"), dict):
-        error = dict(response["error"])
-        error["message"] = isinstance(error.get("message"), str)
+        error = {k: v for k, v in response["error"].items() if k != "data"}
+        if isinstance(error.get("message"), str):
+            error["message"] = _TEXT
         return {**response, "error": error}
     return response
+
+
+def _code(response: Any) -> Any:
+    """The error code of an error response, or None for anything else."""
+    if isinstance(response, dict) and isinstance(response.get("error"), dict):
+        return response["error"].get("code")
+    return None
+
+
+def _unreadable(raw: bytes) -> str:
+    """Why ``raw`` deserves a -32700, in words (the hint for an answer that missed it)."""
+    if raw[:3] == b"\xef\xbb\xbf" or b"\x00" in raw:
+        return _("these bytes are not UTF-8 JSON (a BOM, UTF-16 or UTF-32): -32700; decode "
+                 "as UTF-8 yourself, json.loads(bytes) guesses the encoding",
+                 "estos bytes no son JSON en UTF-8 (un BOM, UTF-16 o UTF-32): -32700; "
+                 "decodifica tú como UTF-8, json.loads(bytes) adivina la codificación")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _('these bytes are not UTF-8: -32700; decode with raw.decode("utf-8") and no '
+                 'error handler (errors="replace", "surrogatepass" or latin-1 let them '
+                 "through)", 'estos bytes no son UTF-8: -32700; decodifica con '
+                 'raw.decode("utf-8") sin manejador de errores (errors="replace", '
+                 '"surrogatepass" o latin-1 los dejan pasar)')
+    try:
+        json.loads(text)
+    except RecursionError:
+        return _("json.loads raises RecursionError on a line nested this deeply: it cannot be "
+                 "read, -32700 with id null", "json.loads lanza RecursionError con una línea "
+                 "tan anidada: no se puede leer, -32700 con id null")
+    except ValueError:
+        try:
+            json.loads(text, strict=False)
+        except ValueError:
+            return _("this line is not JSON: -32700 with id null",
+                     "esta línea no es JSON: -32700 con id null")
+        return _("a raw control character (a tab, a newline) inside a string is not JSON: "
+                 "-32700; json.loads refuses it unless strict=False",
+                 "un carácter de control literal (un tabulador, un salto de línea) dentro de "
+                 "una cadena no es JSON: -32700; json.loads lo rechaza salvo con strict=False")
+    return _("NaN and Infinity are not JSON (RFC 8259): a parse error, -32700; "
+             "json.loads accepts them unless its parse_constant raises ValueError",
+             "NaN e Infinity no son JSON (RFC 8259): un error de análisis, -32700; "
+             "json.loads los acepta salvo que su parse_constant lance ValueError")
+
+
+def _id_hint(code: int) -> str:
+    """The rule for the id of an error_for answer with this code."""
+    if code == -32700:
+        return _("a -32700 answers a line that could not be read, so no id was read: its id "
+                 "is always null", "un -32700 responde a una línea que no se pudo leer, así "
+                 "que no se leyó ningún id: su id es siempre null")
+    return _("answer with the message's own id when it is a string or an integer "
+             "(not a bool), else null", "responde con el id del propio mensaje si es "
+             "una cadena o un entero (no un booleano); si no, null")
+
+
+def _error_for_hint(x: bytes, expected: Step | None, got: Step | None) -> str | None:
+    """A hint from what differs (the codes first, then the id), not from the input alone."""
+    want = expected.seen if expected else None
+    have = got.seen if got else None
+    if isinstance(have, Seen) and have.raised:
+        try:
+            value = json.loads(x.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return _("error_for raised {t}: whatever cannot be read as JSON (RecursionError "
+                     "included) is a parse error, -32700 with id null",
+                     "error_for lanzó {t}: lo que no se puede leer como JSON "
+                     "(RecursionError incluido) es un error de análisis, -32700 con id "
+                     "null").format(t=have.type)
+        if not isinstance(value, dict):
+            return _("error_for raised {t} on JSON that is not an object ({k}): it has no "
+                     "id to read; answer -32600 with id null",
+                     "error_for lanzó {t} con un JSON que no es un objeto ({k}): no tiene "
+                     "id que leer; responde -32600 con id null").format(
+                         t=have.type, k=type(value).__name__)
+        return _("error_for raised {t} on readable JSON: never raise; classify it and "
+                 "answer -32600 if it is invalid", "error_for lanzó {t} con un JSON "
+                 "legible: nunca lances; clasifícalo y responde -32600 si es inválido"
+                 ).format(t=have.type)
+    want_code, have_code = _code(want), _code(have)
+    if want_code == -32700 and have_code != -32700:
+        return _unreadable(x)
+    if want_code != -32700 and have_code == -32700:
+        return _('this line is UTF-8 JSON that json.loads(raw.decode("utf-8")) reads (NaN '
+                 "or Infinity inside quotes is text, not a constant): not a parse error",
+                 'esta línea es JSON en UTF-8 que json.loads(raw.decode("utf-8")) lee (NaN '
+                 "o Infinity entre comillas es texto, no una constante): no es un error de "
+                 "análisis")
+    if want_code == have_code and want_code is not None and want.get("id") != have.get("id"):
+        return _id_hint(want_code)
+    if want_code == -32600 and have is None:
+        rule = _broken_rule(json.loads(x.decode("utf-8")))
+        return _("classify rejects this message: answer -32600", "classify rechaza este "
+                 "mensaje: responde -32600") + (f" ({rule})" if rule else "")
+    if want is None and have_code is not None:
+        return _("a valid message (classify accepts it) needs no error: return None",
+                 "un mensaje válido (classify lo acepta) no necesita error: devuelve None")
+    if want_code is not None and want_code == have_code:
+        return _('the error is {"code": ..., "message": a string} (error_response(id, code, '
+                 "message) builds it)", 'el error es {"code": ..., "message": una cadena} '
+                 "(error_response(id, code, message) lo construye)")
+    return None
 
 
 def error_for_differential(error_for: Callable) -> CaseResult:
@@ -464,10 +721,13 @@ def error_for_differential(error_for: Callable) -> CaseResult:
         roll = rng.random()
         if roll < 0.1:
             return raw[: rng.randrange(len(raw))]
-        if roll < 0.15:
+        if roll < 0.17:
             return rng.choice([b"", b"\xff\xfe", b'{"id":"\xe9"}', b"[" * 3000 + b"]" * 3000,
-                               b"NaN", b"  {}  "])
-        if roll < 0.22:  # valid JSON, but not in UTF-8 (json.loads(bytes) would take it)
+                               b"NaN", b"Infinity", b"-Infinity", b"  {}  ",
+                               b'{"jsonrpc":"2.0","id":1,"method":"NaN"}',
+                               b'{"jsonrpc":"2.0","method":"a\tb"}',
+                               b'{"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"ping"}'])
+        if roll < 0.24:  # valid JSON, but not in UTF-8 (json.loads(bytes) would take it)
             text = raw.decode()
             return rng.choice([b"\xef\xbb\xbf" + raw, text.encode("utf-16"),
                                text.encode("utf-16-le"), text.encode("utf-32")])
@@ -476,50 +736,11 @@ def error_for_differential(error_for: Callable) -> CaseResult:
     def trial(fn: Callable, raw: bytes) -> list[Step]:
         return [Step(f"error_for({raw!r})", _response_seen(attempt(lambda: fn(raw))))]
 
-    def hint(x: bytes, expected: Step | None, got: Step | None) -> str | None:
-        want = expected.seen if expected else None
-        have = got.seen if got else None
-        if isinstance(have, Seen) and have.raised:
-            try:
-                value = json.loads(x.decode("utf-8"))
-            except (ValueError, RecursionError):
-                return _("error_for raised {t}: whatever cannot be read as JSON (RecursionError "
-                         "included) is a parse error, -32700 with id null",
-                         "error_for lanzó {t}: lo que no se puede leer como JSON "
-                         "(RecursionError incluido) es un error de análisis, -32700 con id "
-                         "null").format(t=have.type)
-            if not isinstance(value, dict):
-                return _("error_for raised {t} on JSON that is not an object ({k}): it has no "
-                         "id to read; answer -32600 with id null",
-                         "error_for lanzó {t} con un JSON que no es un objeto ({k}): no tiene "
-                         "id que leer; responde -32600 con id null").format(
-                             t=have.type, k=type(value).__name__)
-            return _("error_for raised {t} on readable JSON: never raise; classify it and "
-                     "answer -32600 if it is invalid", "error_for lanzó {t} con un JSON "
-                     "legible: nunca lances; clasifícalo y responde -32600 si es inválido"
-                     ).format(t=have.type)
-        if isinstance(want, dict) and want.get("error", {}).get("code") == -32700 and (
-                x[:3] == b"\xef\xbb\xbf" or b"\x00" in x):
-            return _("these bytes are not UTF-8 JSON (a BOM, UTF-16 or UTF-32): -32700; decode "
-                     "as UTF-8 yourself, json.loads(bytes) guesses the encoding",
-                     "estos bytes no son JSON en UTF-8 (un BOM, UTF-16 o UTF-32): -32700; "
-                     "decodifica tú como UTF-8, json.loads(bytes) adivina la codificación")
-        if isinstance(want, dict) and isinstance(have, dict) and (b"NaN" in x or b"Infinity" in x):
-            return _("NaN and Infinity are not JSON (RFC 8259): a parse error, -32700; "
-                     "json.loads accepts them unless its parse_constant raises ValueError",
-                     "NaN e Infinity no son JSON (RFC 8259): un error de análisis, -32700; "
-                     "json.loads los acepta salvo que su parse_constant lance ValueError")
-        if isinstance(want, dict) and isinstance(have, dict) and want.get("id") != have.get("id"):
-            return _("answer with the message's own id when it is a string or an integer "
-                     "(not a bool), else null", "responde con el id del propio mensaje si es "
-                     "una cadena o un entero (no un booleano); si no, null")
-        return _seen_hint(x, expected, got)
-
     return differential(
         _("behaves like mcpkit (its parser, then classify) on generated lines",
           "se comporta como mcpkit (su analizador y luego classify) en líneas generadas"),
         key="lab02/error_for", generate=generate, trial=trial, reference=reference_error_for,
-        learner=error_for, show=repr, cases=300, hint=hint)
+        learner=error_for, show=repr, cases=300, hint=_error_for_hint)
 
 
 def reference_call_tool(request: dict[str, Any], tools: dict[str, Callable]) -> dict[str, Any]:
@@ -565,8 +786,124 @@ def _sample_tools() -> dict[str, Callable]:
     def pending() -> str:
         raise ConnectionError("the backend is down")
 
+    def blank() -> str:
+        raise ValueError()
+
     return {"shout": shout, "divide": divide, "lookup": lookup, "fail": fail, "quota": quota,
-            "pending": pending}
+            "pending": pending, "blank": blank}
+
+
+def _is_result(response: Any) -> bool:
+    return isinstance(response, dict) and isinstance(response.get("result"), dict)
+
+
+def _protocol_fault(request: dict[str, Any], tools: Any) -> str | None:
+    """Why nothing may run for this tools/call (in the lab's order), or None if it may."""
+    params = request.get("params")
+    if not isinstance(params, dict):
+        return _("params missing or not an object", "params ausentes o que no son un objeto")
+    if not isinstance(params.get("name"), str):
+        return _("no string name", "sin name de texto")
+    if params["name"] not in tools:
+        return _("an unknown tool: names are exact", "una herramienta desconocida: los nombres "
+                 "son exactos")
+    arguments = params.get("arguments", {})
+    if arguments is None:
+        return _('"arguments": null is not an object (only a missing arguments counts as {})',
+                 '"arguments": null no es un objeto (solo la ausencia de arguments equivale a '
+                 "{})")
+    if not isinstance(arguments, dict):
+        return _("these arguments are present and not an object"
+                 + (' (`or {}` turns [], "", 0 and false into {})' if not arguments else ""),
+                 "estos arguments están presentes y no son un objeto"
+                 + (' (`or {}` convierte [], "", 0 y false en {})' if not arguments else ""))
+    return None
+
+
+def _call_tool_hint(request: dict[str, Any], want: Any, have: Any,
+                    tools: Any = None) -> str | None:
+    """A hint from what differs between the expected response and call_tool's, with the
+    reason taken from the request only once the kind of difference says it matters."""
+    fault = _protocol_fault(request, _sample_tools() if tools is None else tools)
+    if isinstance(have, Seen) and have.raised:
+        if _is_result(want) and want["result"].get("isError"):
+            return _("call_tool raised {t}: a tool's exception, whatever its class, becomes a "
+                     "result with isError true", "call_tool lanzó {t}: la excepción de una "
+                     "herramienta, sea de la clase que sea, es un resultado con isError true"
+                     ).format(t=have.type)
+        if _code(want) is not None:
+            return _("call_tool raised {t} on a request to answer with -32602 ({why}): check "
+                     "params, name and arguments before you use them",
+                     "call_tool lanzó {t} con una solicitud que se responde con -32602 "
+                     "({why}): comprueba params, name y arguments antes de usarlos"
+                     ).format(t=have.type, why=fault)
+        return _("call_tool raised {t}: it answers every tools/call, it never raises",
+                 "call_tool lanzó {t}: responde a todo tools/call, nunca lanza"
+                 ).format(t=have.type)
+    if _code(want) is not None and _code(have) is None:
+        return _("nothing may run here ({why}): answer with a -32602 error object, not a "
+                 "result", "aquí no se puede ejecutar nada ({why}): responde con un objeto de "
+                 "error -32602, no con un resultado").format(why=fault)
+    if _is_result(want) and not _is_result(have):
+        if want["result"].get("isError"):
+            return _("the tool ran and failed: that is a result the model should see, not a "
+                     "protocol error", "la herramienta se ejecutó y falló: es un resultado "
+                     "que el modelo debe ver, no un error de protocolo")
+        return _("this call is valid: run the tool and answer with a result",
+                 "esta llamada es válida: ejecuta la herramienta y responde con un resultado")
+    if _code(want) is not None:  # both errors
+        if _code(have) != _code(want):
+            return _("every protocol error of tools/call is -32602, invalid params ({why}); "
+                     "-32601 would say the method tools/call does not exist",
+                     "todo error de protocolo de tools/call es -32602, parámetros inválidos "
+                     "({why}); -32601 diría que el método tools/call no existe"
+                     ).format(why=fault)
+        if have.get("id") != want.get("id"):
+            return _("answer with the request's id", "responde con el id de la solicitud")
+        return _('the error is {"code": -32602, "message": a string}',
+                 'el error es {"code": -32602, "message": una cadena}')
+    if not (_is_result(want) and _is_result(have)):
+        return None
+    if have.get("id") != want.get("id"):
+        return _("the response carries the request's id", "la respuesta lleva el id de la "
+                 "solicitud")
+    wanted, got = want["result"], have["result"]
+    if "isError" not in got:
+        return _('isError is written on success too: {"content": [...], "isError": False}',
+                 'isError se escribe también cuando todo va bien: {"content": [...], '
+                 '"isError": False}')
+    if got["isError"] is not wanted["isError"]:
+        return _("isError is true exactly when the tool raised",
+                 "isError es true exactamente cuando la herramienta lanzó una excepción")
+    if got.get("content") != wanted["content"] and wanted["isError"]:
+        return _('the text is f"{type(exc).__name__}: {exc}", from the exception of '
+                 "tool(**arguments) (not str(exc), repr(exc) or exc.args), also when str(exc) "
+                 "is empty", 'el texto es f"{type(exc).__name__}: {exc}", de la excepción de '
+                 "tool(**arguments) (no str(exc), repr(exc) ni exc.args), también cuando "
+                 "str(exc) está vacío")
+    if got.get("content") != wanted["content"]:
+        return _("the text is what tool(**arguments) returned: the arguments go in as keyword "
+                 "arguments", "el texto es lo que devolvió tool(**arguments): los argumentos "
+                 "se pasan con nombre")
+    return _('the result is exactly {"content": [{"type": "text", "text": text}], '
+             '"isError": ...}', 'el resultado es exactamente {"content": [{"type": "text", '
+             '"text": text}], "isError": ...}')
+
+
+def _shrink_call(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Smaller tools/call requests, still valid ones: jsonrpc, id and method stay, and only
+    params and what is inside it shrink."""
+    params = request.get("params")
+    if "params" in request:
+        yield {k: v for k, v in request.items() if k != "params"}
+    if isinstance(params, dict):
+        for key in params:
+            yield {**request, "params": {k: v for k, v in params.items() if k != key}}
+        arguments = params.get("arguments")
+        if isinstance(arguments, dict):
+            for key in arguments:
+                yield {**request, "params": {**params, "arguments": {
+                    k: v for k, v in arguments.items() if k != key}}}
 
 
 def call_tool_differential(call_tool: Callable) -> CaseResult:
@@ -581,7 +918,7 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
             return request
         params: dict[str, Any] = {}
         name = rng.choice(["shout", "divide", "lookup", "fail", "shout", "nope", 5, None,
-                           "quota", "pending",
+                           "quota", "pending", "blank", "Shout", " shout",
                            [], {"n": 1}, _ABSENT])
         if name is not _ABSENT:
             params["name"] = name
@@ -599,25 +936,8 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
         return [Step(f"call_tool({json.dumps(request)}, tools)", _response_seen(got))]
 
     def hint(x: dict[str, Any], expected: Step | None, got: Step | None) -> str | None:
-        params = x.get("params")
-        if isinstance(params, dict) and params.get("arguments", {}) is None:
-            return _('"arguments": null is not an object: -32602, not {}',
-                     '"arguments": null no es un objeto: -32602, no {}')
-        if isinstance(params, dict) and "arguments" in params and not params["arguments"] \
-                and not isinstance(params["arguments"], dict):
-            return _("these arguments are present and not an object: -32602 (`or {}` turns "
-                     "[], \"\", 0 and false into {})", "estos arguments están presentes y no "
-                     "son un objeto: -32602 (`or {}` convierte [], \"\", 0 y false en {})")
-        have = got.seen if got else None
-        if isinstance(have, Seen) and have.raised:
-            return _("call_tool raised {t}: a tool's exception, whatever its class, becomes a "
-                     "result with isError true; a bad request, a -32602 error",
-                     "call_tool lanzó {t}: la excepción de una herramienta, sea de la clase "
-                     "que sea, es un resultado con isError true; una solicitud mala, un error "
-                     "-32602").format(t=have.type)
-        return _("a tool that cannot be called is -32602; a tool that ran and failed is a "
-                 "result with isError true", "una herramienta que no se puede llamar es "
-                 "-32602; una que se ejecutó y falló es un resultado con isError true")
+        return _call_tool_hint(x, expected.seen if expected else None,
+                               got.seen if got else None)
 
     return differential(
         _("behaves like the reference call_tool on generated requests (names, arguments of "
@@ -625,4 +945,4 @@ def call_tool_differential(call_tool: Callable) -> CaseResult:
           "solicitudes generadas (nombres, arguments de cada tipo JSON, herramientas que "
           "fallan)"),
         key="lab02/call_tool", generate=generate, trial=trial, reference=reference_call_tool,
-        learner=call_tool, show=json.dumps, cases=200, shrink=_shrink_message, hint=hint)
+        learner=call_tool, show=json.dumps, cases=200, shrink=_shrink_call, hint=hint)
