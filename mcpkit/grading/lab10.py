@@ -112,8 +112,9 @@ def _twins_hint(got: Any) -> str:
                  "el sha1 se calcula sobre el nombre MCP original, no sobre el ya limpiado")
     return _("a long name is its first 55 characters, '_' and the first 8 hex digits of the "
              "sha1 of the MCP name: see 'a name longer than 64'",
-             "un nombre largo son sus 55 primeros caracteres, '_' y los 8 primeros dígitos "
-             "hexadecimales del sha1 del nombre MCP: mira 'un nombre de más de 64'")
+             "un nombre largo se corta a sus 55 primeros caracteres, seguidos de '_' y los 8 "
+             "primeros dígitos hexadecimales del sha1 del nombre MCP: mira 'un nombre de más "
+             "de 64'")
 
 
 _SCHEMAS: list[Any] = [
@@ -187,8 +188,8 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
         names_case("a 64-character name that needs cleaning", "un nombre de 64 caracteres "
                    "que hay que limpiar", ["a.b" + "x" * 61],
                    "only a cleaned name longer than 64 is cut and hashed: 64 characters fit",
-                   "solo se corta y se resume con el hash un nombre limpio de más de 64 "
-                   "caracteres: 64 caracteres caben"),
+                   "solo un nombre ya limpiado de más de 64 caracteres se corta y se le "
+                   "añade el hash: 64 caracteres caben"),
         names_case("a name ending in a newline", "un nombre que acaba en salto de línea",
                    ["notes_search\n", "tool\n"],
                    "the whole name must match: with re.match, '$' also matches before a final "
@@ -204,7 +205,7 @@ def check_tool_formats(api_names: Callable, anthropic_tools: Callable,
                    "corta el nombre para que el nombre más '_2' quepa en 64 caracteres"),
         names_case("ten clashes and more", "diez colisiones o más", _CLASHES,
                    "cut for the suffix each time: '_10' needs one character more than '_9'",
-                   "corta para el sufijo cada vez: '_10' necesita un carácter más que '_9'"),
+                   "corta de nuevo para cada sufijo: '_10' necesita un carácter más que '_9'"),
         shape_case("one tool, Anthropic", "una herramienta, Anthropic", "anthropic_tools",
                    [search], "{name, description, input_schema}",
                    "{name, description, input_schema}"),
@@ -1005,7 +1006,7 @@ _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
      "un SessionError de call_tool es un protocol-error: el modelo recibe is_error: true y "
      "run_agent sigue"),
     ("a tool the host cannot route (HostError)", "una herramienta que el host no puede "
-     "encaminar (HostError)",
+     "enrutar (HostError)",
      AgentCase("everything", ((("lookup_spanish", '{"verb": "eat"}'),), "ok"), (), 6,
                dead=True), "shown",
      "a HostError from call_tool is a protocol-error: the model gets is_error: true, "
