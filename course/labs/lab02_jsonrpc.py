@@ -140,9 +140,9 @@ grading.set_language("en")
 # Cuidado: en Python `True` es un `int`, y `0` es falso.
 #
 # JSON-RPC 2.0 dice que `params`, si está, debe ser un objeto o un array, así que `null` es
-# inválido. El `classify` de mcpkit deja pasar `null` para ser tolerante con quien lo envía
-# (el laboratorio 03 cuenta con ello); este laboratorio sigue la especificación, y sus
-# comprobaciones también.
+# inválido. El `classify` de mcpkit deja pasar `null` para ser tolerante con los interlocutores
+# que lo envían (el laboratorio 03 cuenta con ello); este laboratorio sigue la especificación, y
+# sus comprobaciones también.
 
 # %%
 def classify(message):
@@ -229,8 +229,8 @@ grading.check_classify(classify)
 # | un mensaje válido de cualquier tipo | `None` |
 #
 # La respuesta -32600 lleva el id del propio mensaje cuando tiene uno utilizable (una cadena o
-# un entero), y `None` en otro caso; una -32700 siempre lleva id `None`, porque no se leyó
-# nada. El texto del `message` del error lo eliges tú, y también un miembro `data` con
+# un entero), y `None` en otro caso; una respuesta -32700 siempre lleva id `None`, porque no
+# se leyó nada. El texto del `message` del error lo eliges tú, y también un miembro `data` con
 # detalles (añádelo o no); `error_response(id, code, message)` construye la respuesta. Usa tu
 # `classify` de la parte 1.
 #

@@ -103,7 +103,7 @@ def check_classify(classify: Callable) -> None:
            "params como array (MCP usa parámetros con nombre)")),
         ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None},
          _('"params": null (present, so it must be an object)',
-           '"params": null (está, así que debe ser un objeto)')),
+           '"params": null (está presente, así que debe ser un objeto)')),
         ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}},
          _("both result and error", "result y error a la vez")),
         ({"jsonrpc": "2.0", "id": 1}, _("neither method, result nor error",
@@ -251,8 +251,8 @@ def _check_error_for(error_for: Callable) -> None:
          _("a raw tab inside a string: not JSON, parse error",
            "un tabulador literal dentro de una cadena: no es JSON, error de análisis"),
          _("JSON strings escape control characters (\\t, \\n); json.loads refuses raw ones, "
-           "unless strict=False", "las cadenas JSON escapan los caracteres de control (\\t, "
-           "\\n); json.loads rechaza los literales, salvo con strict=False")),
+           "unless strict=False", "en las cadenas JSON los caracteres de control van "
+           "escapados (\\t, \\n); json.loads rechaza los literales, salvo con strict=False")),
         (b'{"jsonrpc":"2.0","id":"caf\xe9","method":"ping"}', expect(None, -32700),
          _("a Latin-1 byte (\\xe9) inside a string: not UTF-8, parse error",
            "un byte de Latin-1 (\\xe9) dentro de una cadena: no es UTF-8, error de análisis"),
@@ -263,7 +263,7 @@ def _check_error_for(error_for: Callable) -> None:
          utf8_hint),
         (b"[" * 3000 + b"]" * 3000, expect(None, -32700),
          _("nested too deeply for json.loads (RecursionError): parse error",
-           "anidado demasiado hondo para json.loads (RecursionError): error de análisis"),
+           "anidamiento demasiado profundo para json.loads (RecursionError): error de análisis"),
          _("json.loads raises RecursionError on a line nested this deeply: catch it with the "
            "other parse errors", "json.loads lanza RecursionError con una línea tan anidada: "
            "captúralo junto con los demás errores de análisis")),
@@ -382,7 +382,8 @@ def check_call_tool(call_tool: Callable) -> None:
            "no se ejecutó nada: responde con un objeto de error JSON-RPC")),
         (req({"name": "Shout", "arguments": {"text": "a"}}), protocol_error(1, -32602),
          _('tool names are exact: "Shout" is an unknown tool, -32602',
-           'los nombres de herramienta son exactos: "Shout" es una herramienta desconocida, '
+           'los nombres de herramienta se comparan tal cual: "Shout" es una herramienta '
+           'desconocida, '
            "-32602"),
          _("look the name up as it is: no lower(), no strip()",
            "busca el nombre tal cual: sin lower() ni strip()")),
@@ -806,7 +807,7 @@ def _protocol_fault(request: dict[str, Any], tools: Any) -> str | None:
         return _("no string name", "sin name de texto")
     if params["name"] not in tools:
         return _("an unknown tool: names are exact", "una herramienta desconocida: los nombres "
-                 "son exactos")
+                 "se comparan tal cual")
     arguments = params.get("arguments", {})
     if arguments is None:
         return _('"arguments": null is not an object (only a missing arguments counts as {})',
