@@ -855,7 +855,7 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
     ("import traceback\ntraceback.walk_stack(None)", "uses traceback.walk_stack"),
     ("from traceback import StackSummary", "uses traceback.StackSummary"),
     ("import uuid", "imports uuid: exercise code may import mcpkit's layers and only these "
-                    "standard modules: abc, bisect,"),
+                    "standard modules: abc, base64, binascii, bisect,"),
     ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
 ])
 def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
@@ -1049,6 +1049,7 @@ def test_honest_imports_and_names_pass_and_a_module_used_as_a_value_is_flagged()
         ("def parse(line):\n    input = line.strip()\n    return input", {}, lab02, []),
         ("x = [input for input in 'ab']", {}, lab02, []),
         ("from __future__ import annotations", {}, lab02, []),
+        ("import binascii\nimport base64", {}, lab02, []),  # lab 07: base64 raises binascii.Error
         ("def f(e):\n    return type(e).__module__", {}, lab02, []),
         # What is read from a module is still the reference...
         ("from mcpkit import jsonrpc\nx = jsonrpc.classify", {}, lab02, ["reference"]),

@@ -44,9 +44,9 @@ from .core import _
 
 #: Standard modules an exercise may import: plain data and algorithms, no I/O, no internals.
 ALLOWED_MODULES = frozenset("""
-abc bisect collections contextlib copy dataclasses datetime decimal enum fractions functools
-heapq itertools json logging math numbers operator queue random re string sys textwrap
-threading time traceback typing unicodedata
+abc base64 binascii bisect collections contextlib copy dataclasses datetime decimal enum
+fractions functools heapq itertools json logging math numbers operator queue random re string
+sys textwrap threading time traceback typing unicodedata
 """.split())
 #: What an exercise may use of ``sys`` (printing and reading limits, not the import system).
 SYS_ALLOWED = frozenset("""
