@@ -103,8 +103,8 @@ grading.set_language("en")
 # 1. it is a JSON object (a `dict`); a list is a batch, which MCP does not accept;
 # 2. `"jsonrpc"` is exactly the string `"2.0"`;
 # 3. with a `"method"`: it is a non-empty string; there is no `"result"` or `"error"`;
-#    `"params"`, if present, is an object (`null` is not). Without `"id"` it is a
-#    notification; with one, a request, and the id must be a string or an integer (not
+#    `"params"`, if present, is an object (`null`: your choice, see below). Without `"id"` it
+#    is a notification; with one, a request, and the id must be a string or an integer (not
 #    `null`, not `true`, not `1.5`);
 # 4. without `"method"`: exactly one of `"result"` and `"error"`, and an `"id"`. A result needs
 #    a string or integer id and an object `result`. An error's id is a string, an integer or
@@ -114,9 +114,10 @@ grading.set_language("en")
 # Members other than these (say `"trace"`) do not make a message invalid: ignore them.
 # Careful: in Python `True` is an `int`, and `0` is falsy.
 #
-# JSON-RPC 2.0 says `params` must be an object or an array when present, so `null` is
-# invalid. mcpkit's own `classify` lets `null` through to be lenient with peers that send it
-# (lab 03 relies on that); this lab follows the spec, and so do its checks.
+# `"params": null` is yours to decide. JSON-RPC 2.0 says `params`, when present, is an object
+# or an array, so `null` is invalid there; some peers send it all the same, and mcpkit lets it
+# through as no params, to be lenient with them (lab 03's dispatcher hands the handler `{}`).
+# Refusing it or letting it through both pass.
 
 # %% [markdown] lang="es"
 # ## Parte 1 · `classify`
@@ -128,8 +129,8 @@ grading.set_language("en")
 # 1. que es un objeto JSON (un `dict`); una lista es un lote, que MCP no acepta;
 # 2. que `"jsonrpc"` es exactamente la cadena `"2.0"`;
 # 3. con `"method"`: que es una cadena no vacía; que no hay `"result"` ni `"error"`; que
-#    `"params"`, si está, es un objeto (`null` no lo es). Sin `"id"` es una notificación; con
-#    él, una solicitud, y el id debe ser una cadena o un entero (ni `null`, ni `true`, ni
+#    `"params"`, si está, es un objeto (`null`: tú decides, mira más abajo). Sin `"id"` es una
+#    notificación; con él, una solicitud, y el id debe ser una cadena o un entero (ni `null`, ni `true`, ni
 #    `1.5`);
 # 4. sin `"method"`: exactamente uno de `"result"` y `"error"`, y un `"id"`. Un resultado
 #    necesita un id de cadena o entero y un `result` que sea un objeto. El id de un error es
@@ -139,10 +140,10 @@ grading.set_language("en")
 # Los miembros distintos de estos (por ejemplo `"trace"`) no invalidan un mensaje: ignóralos.
 # Cuidado: en Python `True` es un `int`, y `0` es falso.
 #
-# JSON-RPC 2.0 dice que `params`, si está, debe ser un objeto o un array, así que `null` es
-# inválido. El `classify` de mcpkit deja pasar `null` para ser tolerante con los interlocutores
-# que lo envían (el laboratorio 03 cuenta con ello); este laboratorio sigue la especificación, y
-# sus comprobaciones también.
+# `"params": null` lo decides tú. JSON-RPC 2.0 dice que `params`, si está, es un objeto o un
+# array, así que allí `null` es inválido; aun así, algunos interlocutores lo envían, y mcpkit lo
+# deja pasar como si no hubiera params, para ser tolerante con ellos (el despachador del
+# laboratorio 03 le da `{}` al manejador). Tanto rechazarlo como dejarlo pasar son válidos.
 
 # %%
 def classify(message):
@@ -159,7 +160,7 @@ def classify(message):
             raise InvalidRequest('"method" must be a non-empty string')
         if "result" in message or "error" in message:
             raise InvalidRequest('a call cannot carry "result" or "error"')
-        if "params" in message and not isinstance(message["params"], dict):
+        if message.get("params") is not None and not isinstance(message["params"], dict):
             raise InvalidRequest('"params" must be an object')
         if "id" not in message:
             return "notification"

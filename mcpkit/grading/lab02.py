@@ -36,6 +36,8 @@ def _kind_or_error(fn: Callable, message: Any) -> Callable[[], Any]:
 
 #: classify's answer to an invalid message: InvalidRequest raised (not returned), code -32600.
 _REJECTED = Seen("InvalidRequest", (("code", -32600), ("data", None)), raised=True)
+#: Either of two answers, where the lab leaves the choice to the learner.
+_EITHER = "request | InvalidRequest (-32600)"
 
 
 def check_classify(classify: Callable) -> None:
@@ -101,9 +103,6 @@ def check_classify(classify: Callable) -> None:
         ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1, 2]},
          _("params as an array (MCP uses named params)",
            "params como array (MCP usa parámetros con nombre)")),
-        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None},
-         _('"params": null (present, so it must be an object)',
-           '"params": null (está presente, así que debe ser un objeto)')),
         ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}},
          _("both result and error", "result y error a la vez")),
         ({"jsonrpc": "2.0", "id": 1}, _("neither method, result nor error",
@@ -136,6 +135,16 @@ def check_classify(classify: Callable) -> None:
                 _broken_rule(msg) or "")
         return hint
 
+    # "params": null is the learner's choice (the text says why): a request or a -32600.
+    null_params = {"jsonrpc": "2.0", "id": 4, "method": "ping", "params": None}
+
+    def either() -> Any:
+        got = attempt(lambda: classify(null_params))
+        return _EITHER if got == "request" or got == _REJECTED else got
+
+    results.append(case(_('"params": null: a request, or InvalidRequest (your choice)',
+                          '"params": null: una solicitud, o InvalidRequest (tú eliges)'),
+                        either, _EITHER, given=json.dumps(null_params)))
     results += [
         case(_("invalid: ", "inválido: ") + name, _kind_or_error(classify, msg),
              _REJECTED, given=json.dumps(msg), hint=refused_hint(msg))
@@ -145,25 +154,12 @@ def check_classify(classify: Callable) -> None:
     run_checks(results)
 
 
-def reference_classify(message: Any) -> str:
-    """classify as the lab states it: mcpkit's, and "params": null refused.
-
-    JSON-RPC 2.0 says params, if present, MUST be a structured value, and so does the lab.
-    mcpkit lets null through on purpose, to be lenient with peers that send it (lab 03's
-    dispatcher hands it to the handler as {}), so the lab's reference adds the spec's rule."""
-    from ..jsonrpc import InvalidRequest, classify
-
-    kind = classify(message)
-    if kind in ("request", "notification") and "params" in message \
-            and message["params"] is None:
-        raise InvalidRequest('"params" must be an object, not null')
-    return kind
-
-
 def check_error_for(error_for: Callable) -> None:
     """Lab 02, part 2: from one raw line to the error response it deserves (or None), on
-    the reference classify (so that part 1's bugs stay in part 1)."""
-    with references_for(error_for, classify=reference_classify):
+    mcpkit's classify (so that part 1's bugs stay in part 1)."""
+    from ..jsonrpc import classify
+
+    with references_for(error_for, classify=classify):
         _check_error_for(error_for)
 
 
@@ -224,10 +220,12 @@ def _check_error_for(error_for: Callable) -> None:
         (b'{"jsonrpc":"2.0","method":"notifications/x","params":"oops"}', expect(None, -32600),
          _("an invalid notification still gets an error, with id null",
            "una notificación inválida también recibe un error, con id null")),
-        (b'{"jsonrpc":"2.0","id":3,"method":"ping","params":null}', expect(3, -32600),
-         _('"params": null is invalid: -32600', '"params": null es inválido: -32600'),
-         _('"params", if present, is an object: null is not one',
-           '"params", si está, es un objeto: null no lo es')),
+        (b'{"jsonrpc":"2.0","id":3,"method":"ping","params":null}', None,
+         _('"params": null is no params: a valid request, no error',
+           '"params": null es como no tener params: una solicitud válida, sin error'),
+         _("classify takes null params as absent: the message is valid, return None",
+           "classify toma unos params null como ausentes: el mensaje es válido, devuelve "
+           "None")),
         (b"NaN", expect(None, -32700),
          _("NaN alone: not JSON, parse error", "NaN solo: no es JSON, error de análisis"),
          constant_hint),
@@ -418,9 +416,9 @@ def check_call_tool(call_tool: Callable) -> None:
 
 # --------------------------------------------------------------------------- generated cases
 #
-# References: reference_classify (mcpkit.jsonrpc.classify with "params": null refused, as
-# the lab and JSON-RPC 2.0 say), and for error_for and call_tool the composition the lab
-# describes, built from mcpkit.jsonrpc.
+# References: mcpkit.jsonrpc.classify (which, as the lab says, takes "params": null as no
+# params), and for error_for and call_tool the composition the lab describes, built from
+# mcpkit.jsonrpc.
 
 _ABSENT = object()
 
@@ -472,13 +470,14 @@ def _envelope(rng: Gen) -> Any:
             m.pop(field, None)
         elif field == "id":
             m["id"] = rng.json_id()
-        elif field == "params" and action < 0.5:
-            m["params"] = rng.choice([[1], "x", 3, True, [], None])
+        elif field == "params" and action < 0.5:  # (never null: the learner's choice)
+            m["params"] = rng.choice([[1], "x", 3, True, []])
         elif field == "jsonrpc" and action < 0.5:  # near misses of "2.0"
             m["jsonrpc"] = rng.choice(["2.0.1", "12.0", " 2.0", "2", "2.00"])
         else:
-            m[field] = rng.choice([rng.json_value(), rng.json_object(), "", None, 0, True,
-                                   {"code": 1, "message": "m"}, "2.0", 2.0, [], "ping"])
+            value = rng.choice([rng.json_value(), rng.json_object(), "", None, 0, True,
+                                {"code": 1, "message": "m"}, "2.0", 2.0, [], "ping"])
+            m[field] = [None] if field == "params" and value is None else value
     return m
 
 
@@ -510,7 +509,7 @@ def _broken_rule(m: Any) -> str | None:
         if "result" in m or "error" in m:
             return _('a call has no "result" or "error"', 'una llamada no lleva "result" ni '
                      '"error"')
-        if "params" in m and not isinstance(m["params"], dict):
+        if m.get("params") is not None and not isinstance(m["params"], dict):
             return _('"params", if present, is an object', '"params", si está, es un objeto')
         if "id" in m and not _is_id(m["id"]):
             return _("a request id is a string or an integer (not null, a bool or 1.5)",
@@ -563,6 +562,8 @@ def _seen_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
 
 
 def classify_differential(classify: Callable) -> CaseResult:
+    from ..jsonrpc import classify as reference
+
     def trial(fn: Callable, message: Any) -> list[Step]:
         return [Step(f"classify({json.dumps(message)})", attempt(lambda: fn(message)))]
 
@@ -571,20 +572,20 @@ def classify_differential(classify: Callable) -> CaseResult:
           "JSON type, ids included)", "se comporta como mcpkit.jsonrpc.classify en mensajes "
           "generados (cada campo de cada tipo JSON, ids incluidos)"),
         key="lab02/classify", generate=_envelope, trial=trial,
-        reference=reference_classify,
+        reference=reference,
         learner=classify, show=json.dumps, cases=300, shrink=_shrink_message, hint=_seen_hint)
 
 
 def reference_error_for(raw: bytes) -> dict[str, Any] | None:
     """What error_for must answer, from mcpkit's own parser and classify."""
     from ..framing import FramingError, _parse
-    from ..jsonrpc import PARSE_ERROR, InvalidRequest, error_response, request_id_of
+    from ..jsonrpc import PARSE_ERROR, InvalidRequest, classify, error_response, request_id_of
 
     message = _parse(raw)
     if isinstance(message, FramingError):
         return error_response(None, PARSE_ERROR, "Parse error")
     try:
-        reference_classify(message)
+        classify(message)
     except InvalidRequest as exc:
         return error_response(request_id_of(message), exc.code, exc.message)
     return None
