@@ -129,6 +129,12 @@ def _unsupported(version: str) -> dict[str, Any]:
             "data": {"supported": _SUPPORTED, "requested": version}}
 
 
+_LEGACY_ONLY_HINT = (
+    "step 6: ping, logging/setLevel, resources/subscribe, resources/unsubscribe and "
+    "initialize are legacy-only: -32601 in the modern era",
+    "paso 6: ping, logging/setLevel, resources/subscribe, resources/unsubscribe e initialize "
+    "son solo heredados: -32601 en la era moderna")
+
 _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]]] = [
     # (name en, name es, method, params, initialized, expected, hint en/es)
     ("a modern request", "una solicitud moderna", "tools/list", {"_meta": _meta()}, False,
@@ -205,11 +211,42 @@ _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]
      ("a _meta key of the wrong type is -32602 in either era, checked first",
       "una clave de _meta del tipo equivocado es -32602 en las dos eras, y se comprueba "
       "primero")),
+    # Step 6 names five legacy-only methods: each one is sent, not only ping and setLevel.
+    # (mcpkit's Connection answers initialize as the handshake before any era is decided, so
+    # initialize is a hand-written case only, never a generated one.)
+    ("initialize in the modern era", "initialize en la era moderna", "initialize",
+     {"_meta": _meta()}, False, {"error": -32601}, _LEGACY_ONLY_HINT),
+    ("resources/subscribe in the modern era", "resources/subscribe en la era moderna",
+     "resources/subscribe", {"uri": "notes://1", "_meta": _meta()}, False, {"error": -32601},
+     _LEGACY_ONLY_HINT),
+    ("resources/unsubscribe in the modern era", "resources/unsubscribe en la era moderna",
+     "resources/unsubscribe", {"uri": "notes://1", "_meta": _meta()}, False,
+     {"error": -32601}, _LEGACY_ONLY_HINT),
+    ("_meta: None, no handshake", "_meta: None, sin handshake", "ping", {"_meta": None},
+     False, "legacy",
+     ("_meta: None counts as absent (step 1): a ping with no version is legacy",
+      "_meta: None cuenta como ausente (paso 1): un ping sin versión es heredado")),
+    ("_meta: None after initialize", "_meta: None tras initialize", "tools/list",
+     {"_meta": None}, True, "legacy",
+     ("_meta: None counts as absent (step 1), not as a _meta of the wrong type",
+      "_meta: None cuenta como ausente (paso 1), no como un _meta del tipo equivocado")),
+    ("an empty log level", "un nivel de registro vacío", "tools/list",
+     {"_meta": _meta(**{META_LOG_LEVEL: ""})}, False, {"error": -32602},
+     ("\"\" is a log level (a string), and not one of LOG_LEVELS: test `is not None`, not "
+      "truthiness", "\"\" es un nivel de registro (una cadena), y no es uno de LOG_LEVELS: "
+      "comprueba `is not None`, no si es verdadero")),
+    ("a log level in capitals", "un nivel de registro en mayúsculas", "tools/list",
+     {"_meta": _meta(**{META_LOG_LEVEL: "INFO"})}, False, {"error": -32602},
+     ("log levels are compared as they are: \"INFO\" is not one of LOG_LEVELS",
+      "los niveles de registro se comparan tal cual: \"INFO\" no es uno de LOG_LEVELS")),
 ]
 
 
 _METHODS = ("tools/list", "tools/list", "ping", "server/discover", "logging/setLevel",
-            "subscriptions/listen")
+            "subscriptions/listen", "resources/subscribe", "resources/unsubscribe")
+#: Methods the era server has no capability for: after initialize they are -32601 for that
+#: reason, not for their era, so they are generated without a handshake only.
+_NO_HANDSHAKE = ("resources/subscribe", "resources/unsubscribe")
 
 
 def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
@@ -219,11 +256,13 @@ def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
         params["level"] = "info"
     if method == "subscriptions/listen":
         params["notifications"] = {}
+    if method in _NO_HANDSHAKE:
+        params["uri"] = "notes://1"
     roll = rng.random()
     if roll < 0.12:
         pass
-    elif roll < 0.16:
-        params["_meta"] = rng.choice(["x", [], 3])
+    elif roll < 0.18:
+        params["_meta"] = rng.choice(["x", [], 3, None])
     else:
         meta: dict[str, Any] = {}
         version = rng.choice([MODERN, MODERN, MODERN, "2025-11-25", "2024-11-05",
@@ -236,13 +275,13 @@ def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
             meta[META_CLIENT_CAPABILITIES] = caps
         if rng.random() < 0.35:
             meta[META_LOG_LEVEL] = rng.choice(["info", "debug", "emergency", "loud", "INFO",
-                                               3, None])
+                                               "Debug", "", 3, None])
         if rng.random() < 0.3:
             meta[META_CLIENT_INFO] = rng.choice([{"name": "c", "version": "1"}, "c", None])
         if rng.random() < 0.15:
             meta["com.example/trace"] = rng.text()
         params["_meta"] = meta
-    return method, params, rng.random() < 0.3
+    return method, params, method not in _NO_HANDSHAKE and rng.random() < 0.3
 
 
 @dataclass(frozen=True)
@@ -274,10 +313,61 @@ def _shrink_era(x: EraCase) -> Iterator[EraCase]:
     for smaller in drop_each(list(x.requests)):
         if smaller:
             yield EraCase(tuple(smaller))
+    # Then simpler params: each _meta key that is not the version, then the whole _meta.
+    for n, (method, params, initialized) in enumerate(x.requests):
+        for simpler in _simpler_params(json.loads(params)):
+            request = (method, json.dumps(simpler, ensure_ascii=False), initialized)
+            yield EraCase(x.requests[:n] + (request,) + x.requests[n + 1:])
+
+
+def _simpler_params(params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    meta = params.get("_meta")
+    if isinstance(meta, dict):
+        for key in meta:
+            if key != META_PROTOCOL_VERSION:
+                yield {**params, "_meta": {k: v for k, v in meta.items() if k != key}}
+        if meta.get(META_CLIENT_CAPABILITIES) not in ({}, None):
+            yield {**params, "_meta": {**meta, META_CLIENT_CAPABILITIES: {}}}
+    if "_meta" in params:
+        yield {k: v for k, v in params.items() if k != "_meta"}
+
+
+def _era_fault(want: Any, have: Any) -> str | None:
+    """What differs, when the code is right but the way it answers is not: an error returned
+    instead of raised, or a -32022 whose data alone is wrong."""
+    if isinstance(have, Seen) and not have.raised and have.type.endswith(
+            ("Error", "InvalidParams", "MethodNotFound")):
+        return _("raise the error (raise InvalidParams(...)), do not return it",
+                 "lanza el error (raise InvalidParams(...)), no lo devuelvas")
+    if not (isinstance(want, dict) and isinstance(have, dict) and "data" in want
+            and have.get("error") == want.get("error")):
+        return None
+    data = have.get("data")
+    if not isinstance(data, dict):
+        return _("-32022 carries data = {'supported': [...], 'requested': version}",
+                 "-32022 lleva data = {'supported': [...], 'requested': version}")
+    if data.get("supported") != want["data"]["supported"]:
+        return _("data['supported'] is list(SUPPORTED_VERSIONS) as it is: every version of both "
+                 "eras, newest first",
+                 "data['supported'] es list(SUPPORTED_VERSIONS) tal cual: todas las versiones "
+                 "de las dos eras, la más reciente primero")
+    if data.get("requested") != want["data"]["requested"]:
+        return _("data['requested'] is the version the request sent, as it is",
+                 "data['requested'] es la versión que envió la solicitud, tal cual")
+    return _("data has exactly two keys, 'supported' and 'requested'",
+             "data tiene exactamente dos claves, 'supported' y 'requested'")
+
+
+def _era_case_hint(want: Any, hint: str) -> Callable[[Any], str]:
+    """The hint of a hand-written case: what differs, if that can be told, else its rule."""
+    return lambda have: _era_fault(want, have) or hint
 
 
 def _era_hint(x: EraCase, expected: Step | None, got: Step | None) -> str | None:
     want = expected.seen if expected else None
+    fault = _era_fault(want, got.seen if got else None)
+    if fault:
+        return fault
     if isinstance(want, dict) and want.get("error") == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
         return _("an unsupported version: JsonRpcError(-32022, ..., {'supported': [...], "
                  "'requested': version})",
@@ -368,7 +458,7 @@ def check_request_era(request_era: Callable) -> None:
             _(name_en, name_es),
             lambda m=method, p=params, i=initialized: _learner_era(request_era, m, p, i),
             expected, given=_era_label(method, json.dumps(params), initialized),
-            hint=_(hint_en, hint_es)))
+            hint=_era_case_hint(expected, _(hint_en, hint_es))))
     results.append(era_differential(request_era))
     run_checks(results)
 
