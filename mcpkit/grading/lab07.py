@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -683,6 +684,64 @@ def _later(body: dict[str, Any]) -> None:
     body["exp"] = body.get("exp", 0) + 10**6
 
 
+def _exp_fault() -> str:
+    return _("'exp' is int(now + ttl_s): a whole second, cut, not rounded",
+             "'exp' es int(now + ttl_s): un segundo entero, truncado, no redondeado")
+
+
+def _format_fault(state: Any, reference: str) -> str | None:
+    """What makes a learner's sealed state differ from mcpkit's for the same inputs, in words
+    (None when they are the same bytes): the text fixes the format byte for byte."""
+    if state == reference:
+        return None
+    if not isinstance(state, str) or state.count(".") != 1:
+        return _("the state is one string, b64(body) + '.' + b64(mac)",
+                 "el estado es una cadena, b64(body) + '.' + b64(mac)")
+    if "=" in state:
+        return _("base64 without the '=' padding: use the setup cell's b64()",
+                 "base64 sin el relleno '=': usa b64() de la celda de preparación")
+    if "+" in state or "/" in state:
+        return _("URL-safe base64 ('-' and '_', not '+' and '/'): use the setup cell's b64()",
+                 "base64 apto para URL ('-' y '_', no '+' y '/'): usa b64() de la celda de "
+                 "preparación")
+    body_text, mac_text = state.split(".")
+    want_text, want_mac = reference.split(".")
+    if re.fullmatch(r"[0-9a-f]{64}", mac_text):
+        return _("the MAC is b64 of the raw 32-byte digest, sign(secret, body), not its hex",
+                 "el MAC es b64 del resumen de 32 bytes tal cual, sign(secret, body), no su "
+                 "hexadecimal")
+    if body_text == want_text:
+        return _("the MAC is b64(sign(secret, body)): HMAC-SHA256 of the body's bytes",
+                 "el MAC es b64(sign(secret, body)): HMAC-SHA256 de los bytes del cuerpo")
+    try:
+        raw = mrtr._unb64(body_text)
+        body = json.loads(raw)
+    except ValueError:
+        return _("the body is b64 of the JSON text's bytes",
+                 "el cuerpo es b64 de los bytes del texto JSON")
+    want = json.loads(mrtr._unb64(want_text))
+    if not isinstance(body, dict) or set(body) != set(want):
+        return _("the body has exactly the keys 'v' (STATE_VERSION), 'f', 'exp' and 'p'",
+                 "el cuerpo tiene exactamente las claves 'v' (STATE_VERSION), 'f', 'exp' y 'p'")
+    for key in ("v", "f", "exp", "p"):
+        if body[key] != want[key] or type(body[key]) is not type(want[key]):
+            return {"v": _("'v' is STATE_VERSION", "'v' es STATE_VERSION"),
+                    "f": _("'f' is request_fingerprint(method, params)",
+                           "'f' es request_fingerprint(method, params)"),
+                    "exp": _exp_fault(),
+                    "p": _("'p' is the payload, as given", "'p' es la carga útil, tal cual")}[key]
+    if not raw.isascii():
+        return _("json.dumps escapes non-ASCII characters (its default ensure_ascii=True): "
+                 "keep it", "json.dumps escapa los caracteres no ASCII (ensure_ascii=True, "
+                 "su valor por defecto): mantenlo")
+    if raw != json.dumps(body, separators=(",", ":")).encode() and \
+            raw != json.dumps(body, separators=(",", ":"), sort_keys=True).encode():
+        return _("compact JSON: separators=(',', ':'), no spaces",
+                 "JSON compacto: separators=(',', ':'), sin espacios")
+    return _("sorted keys: json.dumps(body, separators=(',', ':'), sort_keys=True)",
+             "claves ordenadas: json.dumps(body, separators=(',', ':'), sort_keys=True)")
+
+
 def _real_server_state() -> tuple[dict[str, Any], str]:
     """A requestState issued by a real mcpkit Server for an elicitation, and its params."""
     server = Server("booking", "1.0.0", state_secret=_SECRET)
@@ -718,6 +777,21 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                ) -> Any:
         return open_state(secret, "tools/call", params or dict(_CALL), state, now)
 
+    # Inputs where each slip in the format shows in the bytes: keys out of order, text that is
+    # not ASCII, and a fraction of a second (.75) that int() cuts and round() would not.
+    odd_call = {"name": "réserver", "arguments": {"z": 1, "a": "café"}}
+    odd_payload = {"state": {"b": 2, "a": "ñ"}, "answers": {}}
+    exact = reference_seal_state(_SECRET, "tools/call", odd_call, odd_payload, _NOW + 0.75, 60)
+    default = reference_seal_state(_SECRET, "tools/call", _CALL, _PAYLOAD, _NOW)
+    # When the learner's state is not mcpkit's, a check that expects it to open says so.
+    fault = _format_fault(attempt_value(lambda: sealed()), reference_seal_state(
+        _SECRET, "tools/call", _CALL, _PAYLOAD, _NOW, 900))
+
+    def or_format(hint: str) -> Callable[[Any], str]:
+        return lambda got: _("first make the state mcpkit's: {f}",
+                             "primero haz que el estado sea el de mcpkit: {f}").format(f=fault) \
+            if fault else hint
+
     other_meta = {**_CALL, "_meta": _meta(), "inputResponses": {"x": {}}, "requestState": "s"}
     other_args = {"name": "book_table", "arguments": {"guests": 9}}
     refusal = _("refused with InvalidParams (-32602)", "rechazado con InvalidParams (-32602)")
@@ -725,20 +799,35 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
     results = [
         case(_("seal, then open: the payload", "sellar y abrir: la carga útil"),
              lambda: _refused(lambda: opened(sealed())), _PAYLOAD,
-             hint=_("open_state returns the payload that seal_state sealed",
-                    "open_state devuelve la carga útil que selló seal_state")),
+             hint=or_format(_("open_state returns the payload that seal_state sealed",
+                              "open_state devuelve la carga útil que selló seal_state"))),
         case(_("mcpkit's format: a StateSealer with the secret opens it",
                "el formato de mcpkit: un StateSealer con el secreto lo abre"),
              lambda: _refused(lambda: mrtr.StateSealer(_SECRET).open(
                  mrtr.request_fingerprint("tools/call", _CALL),
                  seal_state(_SECRET, "tools/call", dict(_CALL), dict(_PAYLOAD), time.time()))),
              _PAYLOAD,
-             hint=_("b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = compact JSON, "
-                    "sorted keys, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
-                    "'p': payload}",
-                    "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = JSON compacto, "
-                    "claves ordenadas, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
-                    "'p': payload}")),
+             hint=or_format(_(
+                 "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = compact JSON, "
+                 "sorted keys, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
+                 "'p': payload}",
+                 "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = JSON compacto, "
+                 "claves ordenadas, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
+                 "'p': payload}"))),
+        case(_("mcpkit's format, byte for byte", "el formato de mcpkit, byte a byte"),
+             lambda: seal_state(_SECRET, "tools/call", json.loads(json.dumps(odd_call)),
+                                json.loads(json.dumps(odd_payload)), _NOW + 0.75, 60),
+             exact, given=f"seal_state({_SECRET!r}, 'tools/call', {odd_call!r}, "
+                          f"{odd_payload!r}, {_NOW + 0.75}, 60)",
+             hint=lambda got: _format_fault(got, exact)),
+        case(_("ttl_s defaults to 900", "ttl_s vale 900 por defecto"),
+             lambda: seal_state(_SECRET, "tools/call", dict(_CALL), dict(_PAYLOAD), _NOW),
+             default, given=f"seal_state({_SECRET!r}, 'tools/call', {_CALL!r}, {_PAYLOAD!r}, "
+                            f"{_NOW})",
+             hint=lambda got: _("the signature is seal_state(..., now, ttl_s=900): 15 minutes "
+                                "when no ttl_s is given", "la firma es seal_state(..., now, "
+                                "ttl_s=900): 15 minutos cuando no se da ttl_s")
+             if _format_fault(got, default) == _exp_fault() else _format_fault(got, default)),
         case(_("a state from a real mcpkit server opens",
                "se abre un estado emitido por un servidor mcpkit real"),
              lambda: _refused(lambda: sorted(open_state(
@@ -750,10 +839,10 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                "_meta y los campos de cada ronda (`inputResponses`, `requestState`) no "
                "quedan ligados"),
              lambda: _refused(lambda: opened(sealed(), params=other_meta)), _PAYLOAD,
-             hint=_("use mrtr.request_fingerprint: _meta, inputResponses and requestState "
-                    "change between rounds",
-                    "usa mrtr.request_fingerprint: _meta, inputResponses y requestState "
-                    "cambian entre rondas")),
+             hint=or_format(_("use mrtr.request_fingerprint: _meta, inputResponses and "
+                              "requestState change between rounds",
+                              "usa mrtr.request_fingerprint: _meta, inputResponses y "
+                              "requestState cambian entre rondas"))),
         case(_("tampered answer", "respuesta manipulada"),
              lambda: _refused(lambda: opened(_tamper_body(sealed(), _set_answer))), refused,
              given=refusal,
@@ -799,8 +888,28 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                     "caducado")),
         case(_("the last valid second", "el último segundo válido"),
              lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 60)), _PAYLOAD,
-             hint=_("expired means exp < now, not exp <= now",
-                    "caducado significa exp < now, no exp <= now")),
+             hint=or_format(_("expired means exp < now, not exp <= now",
+                              "caducado significa exp < now, no exp <= now"))),
+        # A valid state and one more part: split(".", 1) or rsplit(".", 1) would still find
+        # the two valid parts, at one end or the other (the lenient base64 decoder skips the
+        # '.' and the '!'s, and four characters more keep the padding right).
+        case(_("a valid state with one more '.'", "un estado válido con un '.' de más"),
+             lambda: [_refused(lambda: opened(sealed() + ".!!!")),
+                      _refused(lambda: opened("!!!." + sealed()))], [refused, refused],
+             given="open_state(state + '.!!!'), open_state('!!!.' + state)",
+             hint=_("exactly two parts: a state with another '.' is malformed, even when two "
+                    "of its parts verify", "exactamente dos partes: un estado con otro '.' "
+                    "está mal formado, aunque dos de sus partes se verifiquen")),
+        # Five base64 characters cannot be decoded (one more than a multiple of 4).
+        case(_("malformed: not base64", "mal formado: no es base64"),
+             lambda: _refused(lambda: opened("abcde.fghij")), refused,
+             given="open_state(..., 'abcde.fghij', ...)",
+             hint=lambda got: _(
+                 "unb64 raises binascii.Error, a ValueError: catch it, and raise InvalidParams",
+                 "unb64 lanza binascii.Error, un ValueError: captúralo y lanza InvalidParams")
+             if isinstance(got, Seen) else _(
+                 "anything that does not parse is InvalidParams, not a crash",
+                 "todo lo que no se puede analizar es InvalidParams, no una caída")),
     ]
     for junk in ("garbage", "a.b.c", "!!.??", 42, None):
         results.append(case(
@@ -848,7 +957,8 @@ class StateCase:
     opens: tuple[tuple[str, str, int], ...]  # (what to open, params JSON, seconds later)
 
 
-_VARIANTS = ("same", "same", "tampered", "other-secret", "truncated", "swapped")
+_VARIANTS = ("same", "same", "tampered", "other-secret", "truncated", "swapped", "extra-dot",
+             "not-base64")
 
 
 def _state_case(rng: Gen) -> StateCase:
@@ -890,6 +1000,10 @@ def _variant(state: Any, kind: str, x: StateCase, impl_seal: Callable) -> Any:
     if kind == "swapped" and isinstance(state, str) and state.count(".") == 1:
         body, mac = state.split(".")
         return mac + "." + body
+    if kind == "extra-dot" and isinstance(state, str):
+        return state + ".!!!" if len(state) % 2 else "!!!." + state
+    if kind == "not-base64" and isinstance(state, str):
+        return "abcde." + state.rpartition(".")[2]
     return state
 
 
@@ -900,6 +1014,8 @@ def _state_trial(impl: Any, x: StateCase) -> list[Step]:
                                        json.loads(x.payload), x.now, x.ttl_s))
     if isinstance(state, Seen):
         return [Step("seal_state(...)", state)]
+    # The text fixes the format byte for byte: the state itself is compared first.
+    steps.append(Step("seal_state(...)", seen(state)))
     # Every sealer's state must open under mcpkit's own rules (another replica).
     steps.append(Step(_("seal_state(...), opened by mcpkit", "seal_state(...), abierto por "
                         "mcpkit"),
@@ -938,6 +1054,8 @@ def _shrink_state(x: StateCase) -> Iterator[StateCase]:
 
 def _state_hint(x: StateCase, expected: Step | None, got: Step | None) -> str | None:
     label = (expected or got).label if (expected or got) else ""
+    if label == "seal_state(...)" and expected is not None and got is not None:
+        return _format_fault(got.seen, expected.seen)
     if "mcpkit" in label:
         return _("mcpkit could not open your state: check the format (b64url without '=', "
                  "compact sorted JSON, HMAC-SHA256 over the body bytes)",
