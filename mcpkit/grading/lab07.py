@@ -533,7 +533,8 @@ def _discover_case(rng: Gen) -> DiscoverCase:
     return DiscoverCase(
         rng.choice(["notes", "weather", "café"]), rng.choice(["1.0.0", "0.3.1"]),
         rng.choice([None, "Notes", "El tiempo"]), features,
-        rng.choice([None, None, "", "Use notes_search first.", "Pregunta antes de borrar."]),
+        rng.choice([None, None, "", "  ", "Use notes_search first.",
+                    "Pregunta antes de borrar."]),
         rng.choice([0, 0, 1000, 60_000]), rng.choice(["public", "private"]))
 
 
@@ -548,16 +549,34 @@ def _shrink_discover(x: DiscoverCase) -> Iterator[DiscoverCase]:
 
 
 def _discover_hint(x: DiscoverCase, expected: Step | None, got: Step | None) -> str | None:
-    want = expected.seen if expected else None
-    have = got.seen if got else None
+    return _key_differing(expected.seen if expected else None, got.seen if got else None)
+
+
+def _first_key(want: Any, have: Any) -> str | None:
     if not isinstance(want, dict) or not isinstance(have, dict):
         return None
+    return next((k for k in [*want, *have] if want.get(k, _REAL) != have.get(k, _REAL)), None)
+
+
+def _key_differing(want: Any, have: Any) -> str | None:
+    """The first key whose value differs, and both values: the expected and got lines are cut
+    to a width, and the key that differs may be off-screen."""
+    if not isinstance(want, dict) or not isinstance(have, dict):
+        return None
+    absent = _("(absent)", "(ausente)")
     for key in ("supportedVersions", "capabilities", "instructions", "ttlMs", "cacheScope",
-                "resultType", "_meta"):
-        if want.get(key, "∅") != have.get(key, "∅"):
-            return _("the first key that differs is {k!r}", "la primera clave que difiere es {k!r}"
-                     ).format(k=key)
+                "resultType", "_meta", *sorted(set(have) - set(want), key=str)):
+        if want.get(key, absent) != have.get(key, absent):
+            return _("the first key that differs is {k!r}: expected {w}, got {h}",
+                     "la primera clave que difiere es {k!r}: se esperaba {w}, se obtuvo {h}"
+                     ).format(k=key, w=_short_value(want.get(key, absent)),
+                              h=_short_value(have.get(key, absent)))
     return None
+
+
+def _short_value(value: Any) -> str:
+    text = value if value in (_("(absent)", "(ausente)"),) else repr(value)
+    return text if len(text) <= 90 else text[:89] + "…"
 
 
 def check_discover_result(discover_result: Callable) -> None:
@@ -581,8 +600,11 @@ def check_discover_result(discover_result: Callable) -> None:
            "este resultado")),
     ):
         expected = _discover_trial(_REAL, x)[0].seen
+        # The case's rule when the instructions differ, else the key that does.
         results.append(case(name, lambda x=x: _discover_trial(discover_result, x)[0].seen,
-                            expected, hint=hint))
+                            expected, hint=lambda got, want=expected, rule=hint: rule if
+                            _first_key(want, got) in (None, "instructions") else
+                            _key_differing(want, got)))
     def versions_listed() -> Any:
         value = _discover_trial(discover_result, plain)[0].seen
         return value.get("supportedVersions") if isinstance(value, dict) else value
@@ -1169,17 +1191,43 @@ _PROBE_CASES = [
     ("not a DiscoverResult", "no es un DiscoverResult", {"result": {}}, 0,
      ("initialize", None), "a result without supportedVersions is not a DiscoverResult: legacy",
      "un resultado sin supportedVersions no es un DiscoverResult: heredada"),
+    # A string holds our version as a substring: `sent in supported` must not see it.
+    ("supportedVersions is a string", "supportedVersions es una cadena",
+     {"result": {"supportedVersions": MODERN}}, 0, ("initialize", None),
+     "a supportedVersions that is not a list is no DiscoverResult, even a string naming ours",
+     "un supportedVersions que no es una lista no es un DiscoverResult, aunque sea una cadena "
+     "que nombra la nuestra"),
+    ("-32022 whose supported is a string", "-32022 con supported que es una cadena",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": MODERN}}}, 0,
+     ("fail", None), "supported must be a list: a string, even one naming our version, lists "
+     "nothing", "supported debe ser una lista: una cadena, aunque nombre nuestra versión, no "
+     "lista nada"),
+    ("HTTP 429", "HTTP 429", {"http_status": 429}, 0, ("fail", None),
+     "only 400, 404 and 405 mean a legacy server; any other status (409, 429, 502...) is fail",
+     "solo 400, 404 y 405 indican un servidor heredado; cualquier otro código (409, 429, "
+     "502...) es fail"),
+    ("-32022, an older legacy version", "-32022, una versión heredada más antigua",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2025-06-18"]}}},
+     0, ("initialize", None), "every legacy version counts (LEGACY_VERSIONS), not only the "
+     "latest", "cuenta cualquier versión heredada (LEGACY_VERSIONS), no solo la última"),
+    ("-32022, an unknown older date", "-32022, una fecha antigua desconocida",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2024-10-07"]}}},
+     0, ("fail", None), "a legacy version is one this client knows (LEGACY_VERSIONS): an unknown "
+     "older date is not", "una versión heredada es una que este cliente conoce "
+     "(LEGACY_VERSIONS): una fecha antigua desconocida no lo es"),
 ]
 
 
 def _probe_reply(rng: Gen) -> dict[str, Any]:
-    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x",
-             ["2099-01-01", *_ALL], _ALL[::-1], [_NEWER, MODERN]]
+    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x", MODERN,
+             ["2099-01-01", *_ALL], _ALL[::-1], [_NEWER, MODERN],
+             [rng.choice(versions.LEGACY_VERSIONS)], ["2024-10-07"], ["2023-01-01", "2099-01-01"]]
     roll = rng.random()
     if roll < 0.1:
         return {"timeout": True}
     if roll < 0.25:
-        return {"http_status": rng.choice([400, 401, 403, 404, 405, 500])}
+        return {"http_status": rng.choice([400, 401, 403, 404, 405, 500, 402, 406, 409, 422,
+                                           429, 502])}
     if roll < 0.6:
         code = rng.choice([-32022, -32022, -32601, -32602, -32603, -32021, -32020, -32000])
         error: dict[str, Any] = {"code": code, "message": "x"}
@@ -1218,6 +1266,30 @@ def _probe_trial(next_step: Callable, x: ProbeCase) -> list[Step]:
 _NEWER = "2027-03-01"
 
 
+#: A version newer still, that no server in the two-modern-versions cases lists.
+_LATER = "2028-01-01"
+
+
+def _two_modern(next_step: Callable, modern: list[str], thunk: Callable[[], Any]) -> Any:
+    """``thunk()`` while MODERN_VERSIONS (and SUPPORTED_VERSIONS) hold the modern versions
+    ``modern`` (newest first): in mcpkit.versions and in the notebook's own names, the ones
+    the setup cell imports. The text says so; everything is put back afterwards."""
+    newer = {"MODERN_VERSIONS": tuple(modern[::-1]),
+             "SUPPORTED_VERSIONS": tuple(modern) + versions.LEGACY_VERSIONS[::-1]}
+    spaces = [vars(versions)]
+    names = getattr(next_step, "__globals__", None)
+    if isinstance(names, dict) and names is not vars(versions):
+        spaces.append(names)
+    saved = [{k: space[k] for k in newer if k in space} for space in spaces]
+    for space, old in zip(spaces, saved, strict=True):
+        space.update({k: newer[k] for k in old})
+    try:
+        return thunk()
+    finally:
+        for space, old in zip(spaces, saved, strict=True):
+            space.update(old)
+
+
 def _attempt_tuple(thunk: Callable[[], Any]) -> Any:
     try:
         value = thunk()
@@ -1247,6 +1319,25 @@ def check_next_step(next_step: Callable) -> None:
         hint=_("sent is in supportedVersions: ('modern', sent), whatever MODERN_VERSIONS holds",
                "sent está en supportedVersions: ('modern', sent), tenga lo que tenga "
                "MODERN_VERSIONS")))
+    # mcpkit knows one modern version: to tell "the newest" from "the first listed", the
+    # learner's function runs once more with two (see _two_modern).
+    both = [_NEWER, MODERN]
+    for en, es, reply, want in (
+            ("two modern versions: a DiscoverResult", "dos versiones modernas: un "
+             "DiscoverResult", {"result": {"supportedVersions": [MODERN, _NEWER]}},
+             ["modern", _NEWER]),
+            ("two modern versions: -32022", "dos versiones modernas: -32022",
+             {"error": {"code": -32022, "message": "Unsupported",
+                        "data": {"supported": [MODERN, _NEWER]}}}, ["retry", _NEWER])):
+        results.append(case(
+            _(en, es), lambda r=reply: _two_modern(next_step, both, lambda: _attempt_tuple(
+                lambda: next_step(_LATER, json.loads(json.dumps(r)), 0))), want,
+            given=_("MODERN_VERSIONS = {m}: next_step({s!r}, {r}, 0)",
+                    "MODERN_VERSIONS = {m}: next_step({s!r}, {r}, 0)").format(
+                m=tuple(both[::-1]), s=_LATER, r=json.dumps(reply)),
+            hint=_("the newest of MODERN_VERSIONS that the server lists, whatever the server's "
+                   "order", "la más reciente de MODERN_VERSIONS que lista el servidor, sea cual "
+                   "sea el orden del servidor")))
     results.append(differential(
         _("generated replies, against mcpkit's client rules",
           "respuestas generadas, frente a las reglas del cliente de mcpkit"),
