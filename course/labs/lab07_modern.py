@@ -247,8 +247,8 @@ grading.check_request_era(request_era)
 # - `"supportedVersions"`: every revision this server speaks, newest first
 #   (`list(SUPPORTED_VERSIONS)`: a client that probes with a version we lack picks from it);
 # - `"capabilities"`: `capabilities`, as given;
-# - `"instructions"`: only when `instructions` is a non-empty string (`None` or `""`: leave
-#   the key out);
+# - `"instructions"`: only when `instructions` is a non-empty string, as given (`None` or
+#   `""`: leave the key out; a string of spaces is not empty: keep it);
 # - the caching hints `"ttlMs": ttl_ms` and `"cacheScope": cache_scope`: how long, and for
 #   whom (`"public"`: any user of this client; `"private"`: this user only), a client may keep
 #   the result before asking again;
@@ -268,8 +268,8 @@ grading.check_request_era(request_era)
 #   reciente (`list(SUPPORTED_VERSIONS)`: un cliente que sondea con una versión que no tenemos
 #   elige de aquí);
 # - `"capabilities"`: `capabilities`, tal cual;
-# - `"instructions"`: solo cuando `instructions` es una cadena no vacía (`None` o `""`: omite
-#   la clave);
+# - `"instructions"`: solo cuando `instructions` es una cadena no vacía, tal cual (`None` o
+#   `""`: omite la clave; una cadena de espacios no está vacía: consérvala);
 # - las indicaciones de caché `"ttlMs": ttl_ms` y `"cacheScope": cache_scope`: cuánto tiempo, y para
 #   quién (`"public"`: cualquier usuario de este cliente; `"private"`: solo este usuario), puede
 #   guardar un cliente el resultado antes de volver a preguntar;
@@ -310,9 +310,11 @@ grading.check_discover_result(discover_result)
 #   "p": payload}`, encoded as compact JSON with sorted keys
 #   (`json.dumps(body, separators=(",", ":"), sort_keys=True).encode()`); the state is
 #   `b64(body) + "." + b64(sign(secret, body))`. (`v` is the format's version, for a later
-#   format to be told apart; `open_state` need not check it.)
+#   format to be told apart; `open_state` need not check it.) The checks compare your state
+#   with mcpkit's, byte for byte, for the same inputs.
 # - `open_state(secret, method, params, state, now)`: the payload, or `InvalidParams` when the
-#   state is malformed (not a string, not two parts, not base64, not JSON), its MAC does not
+#   state is malformed (not a string, not exactly two parts, not base64: `unb64` raises a
+#   `ValueError` then, not JSON), its MAC does not
 #   match (compare with `hmac.compare_digest`: a plain `==` leaks, by its timing, how much of
 #   a guess was right), its fingerprint is not this request's, or it has expired
 #   (`exp < now`).
@@ -336,10 +338,11 @@ grading.check_discover_result(discover_result)
 #   "p": payload}`, codificado como JSON compacto con las claves ordenadas
 #   (`json.dumps(body, separators=(",", ":"), sort_keys=True).encode()`); el estado es
 #   `b64(body) + "." + b64(sign(secret, body))`. (`v` es la versión del formato, para
-#   distinguir un formato posterior; `open_state` no necesita comprobarla.)
+#   distinguir un formato posterior; `open_state` no necesita comprobarla.) Las comprobaciones
+#   comparan tu estado con el de mcpkit, byte a byte, para las mismas entradas.
 # - `open_state(secret, method, params, state, now)`: la carga útil (payload), o `InvalidParams`
-#   cuando el estado está mal formado (no es una cadena, no tiene dos partes, no es base64, no
-#   es JSON), su MAC no coincide (compara con `hmac.compare_digest`: un `==` normal revela, por
+#   cuando el estado está mal formado (no es una cadena, no tiene exactamente dos partes, no es
+#   base64: `unb64` lanza entonces un `ValueError`, no es JSON), su MAC no coincide (compara con `hmac.compare_digest`: un `==` normal revela, por
 #   lo que tarda, qué parte de un intento era correcta), su huella no es la de esta solicitud o ha
 #   caducado (`exp < now`).
 #
@@ -399,15 +402,23 @@ grading.check_request_state(seal_state, open_state)
 # - a result with a `"supportedVersions"` list: `("modern", sent)` if `sent` is in it, else
 #   `("modern", v)` for the newest of `MODERN_VERSIONS` in it; with no modern version in it,
 #   `("initialize", None)` if it lists a legacy one, else `("fail", None)`. A result without
-#   that list is not a DiscoverResult: `("initialize", None)`.
+#   that list (or with anything but a list there) is not a DiscoverResult:
+#   `("initialize", None)`.
 # - error -32022: the list is `error["data"]["supported"]` (its strings; missing or not a
 #   list: empty). On the first attempt, with a modern version in common:
 #   `("retry", newest common)`. Otherwise `("initialize", None)` if it lists a legacy version,
 #   else `("fail", None)`.
 # - error -32021 or -32020: a modern server refused something else: `("modern", sent)`.
 # - any other error, or silence: a legacy server, `("initialize", None)`.
-# - HTTP 400, 404 or 405: `("initialize", None)`; any other status (401, 403, 500):
-#   `("fail", None)`: without credentials no era gets any further.
+# - HTTP 400, 404 or 405: `("initialize", None)`; any other status (401, 403, 409, 429,
+#   500...): `("fail", None)`: without credentials no era gets any further.
+#
+# "A legacy one" is a legacy version this client knows: one of `SUPPORTED_VERSIONS` that is not
+# in `MODERN_VERSIONS` (`versions.LEGACY_VERSIONS`, any of them); an unknown older date is not.
+# mcpkit knows one modern version today, so "the newest" is checked by running your function
+# once more with two: while it runs, `MODERN_VERSIONS` and `SUPPORTED_VERSIONS` (the setup
+# cell's and `mcpkit.versions`') hold a newer one too. Read them when `next_step` is called,
+# not into a copy made beforehand.
 
 # %% [markdown] lang="es"
 # ## Parte 4 · El sondeo del cliente
@@ -423,15 +434,24 @@ grading.check_request_state(seal_state, open_state)
 # - un resultado con una lista `"supportedVersions"`: `("modern", sent)` si `sent` está en ella,
 #   si no `("modern", v)` con la más reciente de `MODERN_VERSIONS` que esté en ella; sin ninguna
 #   versión moderna, `("initialize", None)` si lista alguna heredada, y si no `("fail", None)`.
-#   Un resultado sin esa lista no es un DiscoverResult: `("initialize", None)`.
+#   Un resultado sin esa lista (o con algo que no es una lista) no es un DiscoverResult:
+#   `("initialize", None)`.
 # - el error -32022: la lista es `error["data"]["supported"]` (sus cadenas; si falta o no es
 #   una lista, vacía). En el primer intento, con una versión moderna en común:
 #   `("retry", la más reciente en común)`. Si no, `("initialize", None)` si lista una heredada, y
 #   si no `("fail", None)`.
 # - el error -32021 o -32020: un servidor moderno rechazó otra cosa: `("modern", sent)`.
 # - cualquier otro error, o el silencio: un servidor heredado, `("initialize", None)`.
-# - HTTP 400, 404 o 405: `("initialize", None)`; cualquier otro código de estado (401, 403, 500):
-#   `("fail", None)`: sin credenciales ninguna era llega más lejos.
+# - HTTP 400, 404 o 405: `("initialize", None)`; cualquier otro código de estado (401, 403, 409,
+#   429, 500...): `("fail", None)`: sin credenciales ninguna era llega más lejos.
+#
+# "Alguna heredada" es una versión heredada que este cliente conoce: una de `SUPPORTED_VERSIONS`
+# que no está en `MODERN_VERSIONS` (`versions.LEGACY_VERSIONS`, cualquiera de ellas); una fecha
+# antigua desconocida no lo es. Hoy mcpkit conoce una sola versión moderna, así que "la más
+# reciente" se comprueba ejecutando tu función otra vez con dos: mientras se ejecuta,
+# `MODERN_VERSIONS` y `SUPPORTED_VERSIONS` (los de la celda de preparación y los de
+# `mcpkit.versions`) incluyen también una más reciente. Léelas cuando se llama a `next_step`,
+# no en una copia hecha antes.
 
 # %%
 def next_step(sent, reply, attempt):

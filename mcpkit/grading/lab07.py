@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -129,6 +130,12 @@ def _unsupported(version: str) -> dict[str, Any]:
             "data": {"supported": _SUPPORTED, "requested": version}}
 
 
+_LEGACY_ONLY_HINT = (
+    "step 6: ping, logging/setLevel, resources/subscribe, resources/unsubscribe and "
+    "initialize are legacy-only: -32601 in the modern era",
+    "paso 6: ping, logging/setLevel, resources/subscribe, resources/unsubscribe e initialize "
+    "son solo heredados: -32601 en la era moderna")
+
 _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]]] = [
     # (name en, name es, method, params, initialized, expected, hint en/es)
     ("a modern request", "una solicitud moderna", "tools/list", {"_meta": _meta()}, False,
@@ -205,11 +212,42 @@ _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]
      ("a _meta key of the wrong type is -32602 in either era, checked first",
       "una clave de _meta del tipo equivocado es -32602 en las dos eras, y se comprueba "
       "primero")),
+    # Step 6 names five legacy-only methods: each one is sent, not only ping and setLevel.
+    # (mcpkit's Connection answers initialize as the handshake before any era is decided, so
+    # initialize is a hand-written case only, never a generated one.)
+    ("initialize in the modern era", "initialize en la era moderna", "initialize",
+     {"_meta": _meta()}, False, {"error": -32601}, _LEGACY_ONLY_HINT),
+    ("resources/subscribe in the modern era", "resources/subscribe en la era moderna",
+     "resources/subscribe", {"uri": "notes://1", "_meta": _meta()}, False, {"error": -32601},
+     _LEGACY_ONLY_HINT),
+    ("resources/unsubscribe in the modern era", "resources/unsubscribe en la era moderna",
+     "resources/unsubscribe", {"uri": "notes://1", "_meta": _meta()}, False,
+     {"error": -32601}, _LEGACY_ONLY_HINT),
+    ("_meta: None, no handshake", "_meta: None, sin handshake", "ping", {"_meta": None},
+     False, "legacy",
+     ("_meta: None counts as absent (step 1): a ping with no version is legacy",
+      "_meta: None cuenta como ausente (paso 1): un ping sin versión es heredado")),
+    ("_meta: None after initialize", "_meta: None tras initialize", "tools/list",
+     {"_meta": None}, True, "legacy",
+     ("_meta: None counts as absent (step 1), not as a _meta of the wrong type",
+      "_meta: None cuenta como ausente (paso 1), no como un _meta del tipo equivocado")),
+    ("an empty log level", "un nivel de registro vacío", "tools/list",
+     {"_meta": _meta(**{META_LOG_LEVEL: ""})}, False, {"error": -32602},
+     ("\"\" is a log level (a string), and not one of LOG_LEVELS: test `is not None`, not "
+      "truthiness", "\"\" es un nivel de registro (una cadena), y no es uno de LOG_LEVELS: "
+      "comprueba `is not None`, no si es verdadero")),
+    ("a log level in capitals", "un nivel de registro en mayúsculas", "tools/list",
+     {"_meta": _meta(**{META_LOG_LEVEL: "INFO"})}, False, {"error": -32602},
+     ("log levels are compared as they are: \"INFO\" is not one of LOG_LEVELS",
+      "los niveles de registro se comparan tal cual: \"INFO\" no es uno de LOG_LEVELS")),
 ]
 
 
 _METHODS = ("tools/list", "tools/list", "ping", "server/discover", "logging/setLevel",
-            "subscriptions/listen")
+            "subscriptions/listen", "resources/subscribe", "resources/unsubscribe")
+#: Methods the era server has no capability for: after initialize they are -32601 for that
+#: reason, not for their era, so they are generated without a handshake only.
+_NO_HANDSHAKE = ("resources/subscribe", "resources/unsubscribe")
 
 
 def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
@@ -219,11 +257,13 @@ def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
         params["level"] = "info"
     if method == "subscriptions/listen":
         params["notifications"] = {}
+    if method in _NO_HANDSHAKE:
+        params["uri"] = "notes://1"
     roll = rng.random()
     if roll < 0.12:
         pass
-    elif roll < 0.16:
-        params["_meta"] = rng.choice(["x", [], 3])
+    elif roll < 0.18:
+        params["_meta"] = rng.choice(["x", [], 3, None])
     else:
         meta: dict[str, Any] = {}
         version = rng.choice([MODERN, MODERN, MODERN, "2025-11-25", "2024-11-05",
@@ -236,13 +276,13 @@ def _era_request(rng: Gen) -> tuple[str, dict[str, Any], bool]:
             meta[META_CLIENT_CAPABILITIES] = caps
         if rng.random() < 0.35:
             meta[META_LOG_LEVEL] = rng.choice(["info", "debug", "emergency", "loud", "INFO",
-                                               3, None])
+                                               "Debug", "", 3, None])
         if rng.random() < 0.3:
             meta[META_CLIENT_INFO] = rng.choice([{"name": "c", "version": "1"}, "c", None])
         if rng.random() < 0.15:
             meta["com.example/trace"] = rng.text()
         params["_meta"] = meta
-    return method, params, rng.random() < 0.3
+    return method, params, method not in _NO_HANDSHAKE and rng.random() < 0.3
 
 
 @dataclass(frozen=True)
@@ -274,10 +314,61 @@ def _shrink_era(x: EraCase) -> Iterator[EraCase]:
     for smaller in drop_each(list(x.requests)):
         if smaller:
             yield EraCase(tuple(smaller))
+    # Then simpler params: each _meta key that is not the version, then the whole _meta.
+    for n, (method, params, initialized) in enumerate(x.requests):
+        for simpler in _simpler_params(json.loads(params)):
+            request = (method, json.dumps(simpler, ensure_ascii=False), initialized)
+            yield EraCase(x.requests[:n] + (request,) + x.requests[n + 1:])
+
+
+def _simpler_params(params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    meta = params.get("_meta")
+    if isinstance(meta, dict):
+        for key in meta:
+            if key != META_PROTOCOL_VERSION:
+                yield {**params, "_meta": {k: v for k, v in meta.items() if k != key}}
+        if meta.get(META_CLIENT_CAPABILITIES) not in ({}, None):
+            yield {**params, "_meta": {**meta, META_CLIENT_CAPABILITIES: {}}}
+    if "_meta" in params:
+        yield {k: v for k, v in params.items() if k != "_meta"}
+
+
+def _era_fault(want: Any, have: Any) -> str | None:
+    """What differs, when the code is right but the way it answers is not: an error returned
+    instead of raised, or a -32022 whose data alone is wrong."""
+    if isinstance(have, Seen) and not have.raised and have.type.endswith(
+            ("Error", "InvalidParams", "MethodNotFound")):
+        return _("raise the error (raise InvalidParams(...)), do not return it",
+                 "lanza el error (raise InvalidParams(...)), no lo devuelvas")
+    if not (isinstance(want, dict) and isinstance(have, dict) and "data" in want
+            and have.get("error") == want.get("error")):
+        return None
+    data = have.get("data")
+    if not isinstance(data, dict):
+        return _("-32022 carries data = {'supported': [...], 'requested': version}",
+                 "-32022 lleva data = {'supported': [...], 'requested': version}")
+    if data.get("supported") != want["data"]["supported"]:
+        return _("data['supported'] is list(SUPPORTED_VERSIONS) as it is: every version of both "
+                 "eras, newest first",
+                 "data['supported'] es list(SUPPORTED_VERSIONS) tal cual: todas las versiones "
+                 "de las dos eras, la más reciente primero")
+    if data.get("requested") != want["data"]["requested"]:
+        return _("data['requested'] is the version the request sent, as it is",
+                 "data['requested'] es la versión que envió la solicitud, tal cual")
+    return _("data has exactly two keys, 'supported' and 'requested'",
+             "data tiene exactamente dos claves, 'supported' y 'requested'")
+
+
+def _era_case_hint(want: Any, hint: str) -> Callable[[Any], str]:
+    """The hint of a hand-written case: what differs, if that can be told, else its rule."""
+    return lambda have: _era_fault(want, have) or hint
 
 
 def _era_hint(x: EraCase, expected: Step | None, got: Step | None) -> str | None:
     want = expected.seen if expected else None
+    fault = _era_fault(want, got.seen if got else None)
+    if fault:
+        return fault
     if isinstance(want, dict) and want.get("error") == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
         return _("an unsupported version: JsonRpcError(-32022, ..., {'supported': [...], "
                  "'requested': version})",
@@ -368,7 +459,7 @@ def check_request_era(request_era: Callable) -> None:
             _(name_en, name_es),
             lambda m=method, p=params, i=initialized: _learner_era(request_era, m, p, i),
             expected, given=_era_label(method, json.dumps(params), initialized),
-            hint=_(hint_en, hint_es)))
+            hint=_era_case_hint(expected, _(hint_en, hint_es))))
     results.append(era_differential(request_era))
     run_checks(results)
 
@@ -442,7 +533,8 @@ def _discover_case(rng: Gen) -> DiscoverCase:
     return DiscoverCase(
         rng.choice(["notes", "weather", "café"]), rng.choice(["1.0.0", "0.3.1"]),
         rng.choice([None, "Notes", "El tiempo"]), features,
-        rng.choice([None, None, "", "Use notes_search first.", "Pregunta antes de borrar."]),
+        rng.choice([None, None, "", "  ", "Use notes_search first.",
+                    "Pregunta antes de borrar."]),
         rng.choice([0, 0, 1000, 60_000]), rng.choice(["public", "private"]))
 
 
@@ -457,16 +549,34 @@ def _shrink_discover(x: DiscoverCase) -> Iterator[DiscoverCase]:
 
 
 def _discover_hint(x: DiscoverCase, expected: Step | None, got: Step | None) -> str | None:
-    want = expected.seen if expected else None
-    have = got.seen if got else None
+    return _key_differing(expected.seen if expected else None, got.seen if got else None)
+
+
+def _first_key(want: Any, have: Any) -> str | None:
     if not isinstance(want, dict) or not isinstance(have, dict):
         return None
+    return next((k for k in [*want, *have] if want.get(k, _REAL) != have.get(k, _REAL)), None)
+
+
+def _key_differing(want: Any, have: Any) -> str | None:
+    """The first key whose value differs, and both values: the expected and got lines are cut
+    to a width, and the key that differs may be off-screen."""
+    if not isinstance(want, dict) or not isinstance(have, dict):
+        return None
+    absent = _("(absent)", "(ausente)")
     for key in ("supportedVersions", "capabilities", "instructions", "ttlMs", "cacheScope",
-                "resultType", "_meta"):
-        if want.get(key, "∅") != have.get(key, "∅"):
-            return _("the first key that differs is {k!r}", "la primera clave que difiere es {k!r}"
-                     ).format(k=key)
+                "resultType", "_meta", *sorted(set(have) - set(want), key=str)):
+        if want.get(key, absent) != have.get(key, absent):
+            return _("the first key that differs is {k!r}: expected {w}, got {h}",
+                     "la primera clave que difiere es {k!r}: se esperaba {w}, se obtuvo {h}"
+                     ).format(k=key, w=_short_value(want.get(key, absent)),
+                              h=_short_value(have.get(key, absent)))
     return None
+
+
+def _short_value(value: Any) -> str:
+    text = value if value in (_("(absent)", "(ausente)"),) else repr(value)
+    return text if len(text) <= 90 else text[:89] + "…"
 
 
 def check_discover_result(discover_result: Callable) -> None:
@@ -490,8 +600,11 @@ def check_discover_result(discover_result: Callable) -> None:
            "este resultado")),
     ):
         expected = _discover_trial(_REAL, x)[0].seen
+        # The case's rule when the instructions differ, else the key that does.
         results.append(case(name, lambda x=x: _discover_trial(discover_result, x)[0].seen,
-                            expected, hint=hint))
+                            expected, hint=lambda got, want=expected, rule=hint: rule if
+                            _first_key(want, got) in (None, "instructions") else
+                            _key_differing(want, got)))
     def versions_listed() -> Any:
         value = _discover_trial(discover_result, plain)[0].seen
         return value.get("supportedVersions") if isinstance(value, dict) else value
@@ -593,6 +706,64 @@ def _later(body: dict[str, Any]) -> None:
     body["exp"] = body.get("exp", 0) + 10**6
 
 
+def _exp_fault() -> str:
+    return _("'exp' is int(now + ttl_s): a whole second, cut, not rounded",
+             "'exp' es int(now + ttl_s): un segundo entero, truncado, no redondeado")
+
+
+def _format_fault(state: Any, reference: str) -> str | None:
+    """What makes a learner's sealed state differ from mcpkit's for the same inputs, in words
+    (None when they are the same bytes): the text fixes the format byte for byte."""
+    if state == reference:
+        return None
+    if not isinstance(state, str) or state.count(".") != 1:
+        return _("the state is one string, b64(body) + '.' + b64(mac)",
+                 "el estado es una cadena, b64(body) + '.' + b64(mac)")
+    if "=" in state:
+        return _("base64 without the '=' padding: use the setup cell's b64()",
+                 "base64 sin el relleno '=': usa b64() de la celda de preparación")
+    if "+" in state or "/" in state:
+        return _("URL-safe base64 ('-' and '_', not '+' and '/'): use the setup cell's b64()",
+                 "base64 apto para URL ('-' y '_', no '+' y '/'): usa b64() de la celda de "
+                 "preparación")
+    body_text, mac_text = state.split(".")
+    want_text, want_mac = reference.split(".")
+    if re.fullmatch(r"[0-9a-f]{64}", mac_text):
+        return _("the MAC is b64 of the raw 32-byte digest, sign(secret, body), not its hex",
+                 "el MAC es b64 del resumen de 32 bytes tal cual, sign(secret, body), no su "
+                 "hexadecimal")
+    if body_text == want_text:
+        return _("the MAC is b64(sign(secret, body)): HMAC-SHA256 of the body's bytes",
+                 "el MAC es b64(sign(secret, body)): HMAC-SHA256 de los bytes del cuerpo")
+    try:
+        raw = mrtr._unb64(body_text)
+        body = json.loads(raw)
+    except ValueError:
+        return _("the body is b64 of the JSON text's bytes",
+                 "el cuerpo es b64 de los bytes del texto JSON")
+    want = json.loads(mrtr._unb64(want_text))
+    if not isinstance(body, dict) or set(body) != set(want):
+        return _("the body has exactly the keys 'v' (STATE_VERSION), 'f', 'exp' and 'p'",
+                 "el cuerpo tiene exactamente las claves 'v' (STATE_VERSION), 'f', 'exp' y 'p'")
+    for key in ("v", "f", "exp", "p"):
+        if body[key] != want[key] or type(body[key]) is not type(want[key]):
+            return {"v": _("'v' is STATE_VERSION", "'v' es STATE_VERSION"),
+                    "f": _("'f' is request_fingerprint(method, params)",
+                           "'f' es request_fingerprint(method, params)"),
+                    "exp": _exp_fault(),
+                    "p": _("'p' is the payload, as given", "'p' es la carga útil, tal cual")}[key]
+    if not raw.isascii():
+        return _("json.dumps escapes non-ASCII characters (its default ensure_ascii=True): "
+                 "keep it", "json.dumps escapa los caracteres no ASCII (ensure_ascii=True, "
+                 "su valor por defecto): mantenlo")
+    if raw != json.dumps(body, separators=(",", ":")).encode() and \
+            raw != json.dumps(body, separators=(",", ":"), sort_keys=True).encode():
+        return _("compact JSON: separators=(',', ':'), no spaces",
+                 "JSON compacto: separators=(',', ':'), sin espacios")
+    return _("sorted keys: json.dumps(body, separators=(',', ':'), sort_keys=True)",
+             "claves ordenadas: json.dumps(body, separators=(',', ':'), sort_keys=True)")
+
+
 def _real_server_state() -> tuple[dict[str, Any], str]:
     """A requestState issued by a real mcpkit Server for an elicitation, and its params."""
     server = Server("booking", "1.0.0", state_secret=_SECRET)
@@ -628,6 +799,21 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                ) -> Any:
         return open_state(secret, "tools/call", params or dict(_CALL), state, now)
 
+    # Inputs where each slip in the format shows in the bytes: keys out of order, text that is
+    # not ASCII, and a fraction of a second (.75) that int() cuts and round() would not.
+    odd_call = {"name": "réserver", "arguments": {"z": 1, "a": "café"}}
+    odd_payload = {"state": {"b": 2, "a": "ñ"}, "answers": {}}
+    exact = reference_seal_state(_SECRET, "tools/call", odd_call, odd_payload, _NOW + 0.75, 60)
+    default = reference_seal_state(_SECRET, "tools/call", _CALL, _PAYLOAD, _NOW)
+    # When the learner's state is not mcpkit's, a check that expects it to open says so.
+    fault = _format_fault(attempt_value(lambda: sealed()), reference_seal_state(
+        _SECRET, "tools/call", _CALL, _PAYLOAD, _NOW, 900))
+
+    def or_format(hint: str) -> Callable[[Any], str]:
+        return lambda got: _("first make the state mcpkit's: {f}",
+                             "primero haz que el estado sea el de mcpkit: {f}").format(f=fault) \
+            if fault else hint
+
     other_meta = {**_CALL, "_meta": _meta(), "inputResponses": {"x": {}}, "requestState": "s"}
     other_args = {"name": "book_table", "arguments": {"guests": 9}}
     refusal = _("refused with InvalidParams (-32602)", "rechazado con InvalidParams (-32602)")
@@ -635,20 +821,35 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
     results = [
         case(_("seal, then open: the payload", "sellar y abrir: la carga útil"),
              lambda: _refused(lambda: opened(sealed())), _PAYLOAD,
-             hint=_("open_state returns the payload that seal_state sealed",
-                    "open_state devuelve la carga útil que selló seal_state")),
+             hint=or_format(_("open_state returns the payload that seal_state sealed",
+                              "open_state devuelve la carga útil que selló seal_state"))),
         case(_("mcpkit's format: a StateSealer with the secret opens it",
                "el formato de mcpkit: un StateSealer con el secreto lo abre"),
              lambda: _refused(lambda: mrtr.StateSealer(_SECRET).open(
                  mrtr.request_fingerprint("tools/call", _CALL),
                  seal_state(_SECRET, "tools/call", dict(_CALL), dict(_PAYLOAD), time.time()))),
              _PAYLOAD,
-             hint=_("b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = compact JSON, "
-                    "sorted keys, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
-                    "'p': payload}",
-                    "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = JSON compacto, "
-                    "claves ordenadas, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
-                    "'p': payload}")),
+             hint=or_format(_(
+                 "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = compact JSON, "
+                 "sorted keys, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
+                 "'p': payload}",
+                 "b64(body) + '.' + b64(HMAC-SHA256(secret, body)); body = JSON compacto, "
+                 "claves ordenadas, {'v': 1, 'f': fingerprint, 'exp': int(now + ttl_s), "
+                 "'p': payload}"))),
+        case(_("mcpkit's format, byte for byte", "el formato de mcpkit, byte a byte"),
+             lambda: seal_state(_SECRET, "tools/call", json.loads(json.dumps(odd_call)),
+                                json.loads(json.dumps(odd_payload)), _NOW + 0.75, 60),
+             exact, given=f"seal_state({_SECRET!r}, 'tools/call', {odd_call!r}, "
+                          f"{odd_payload!r}, {_NOW + 0.75}, 60)",
+             hint=lambda got: _format_fault(got, exact)),
+        case(_("ttl_s defaults to 900", "ttl_s vale 900 por defecto"),
+             lambda: seal_state(_SECRET, "tools/call", dict(_CALL), dict(_PAYLOAD), _NOW),
+             default, given=f"seal_state({_SECRET!r}, 'tools/call', {_CALL!r}, {_PAYLOAD!r}, "
+                            f"{_NOW})",
+             hint=lambda got: _("the signature is seal_state(..., now, ttl_s=900): 15 minutes "
+                                "when no ttl_s is given", "la firma es seal_state(..., now, "
+                                "ttl_s=900): 15 minutos cuando no se da ttl_s")
+             if _format_fault(got, default) == _exp_fault() else _format_fault(got, default)),
         case(_("a state from a real mcpkit server opens",
                "se abre un estado emitido por un servidor mcpkit real"),
              lambda: _refused(lambda: sorted(open_state(
@@ -660,10 +861,10 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                "_meta y los campos de cada ronda (`inputResponses`, `requestState`) no "
                "quedan ligados"),
              lambda: _refused(lambda: opened(sealed(), params=other_meta)), _PAYLOAD,
-             hint=_("use mrtr.request_fingerprint: _meta, inputResponses and requestState "
-                    "change between rounds",
-                    "usa mrtr.request_fingerprint: _meta, inputResponses y requestState "
-                    "cambian entre rondas")),
+             hint=or_format(_("use mrtr.request_fingerprint: _meta, inputResponses and "
+                              "requestState change between rounds",
+                              "usa mrtr.request_fingerprint: _meta, inputResponses y "
+                              "requestState cambian entre rondas"))),
         case(_("tampered answer", "respuesta manipulada"),
              lambda: _refused(lambda: opened(_tamper_body(sealed(), _set_answer))), refused,
              given=refusal,
@@ -709,8 +910,28 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                     "caducado")),
         case(_("the last valid second", "el último segundo válido"),
              lambda: _refused(lambda: opened(sealed(ttl_s=60), now=_NOW + 60)), _PAYLOAD,
-             hint=_("expired means exp < now, not exp <= now",
-                    "caducado significa exp < now, no exp <= now")),
+             hint=or_format(_("expired means exp < now, not exp <= now",
+                              "caducado significa exp < now, no exp <= now"))),
+        # A valid state and one more part: split(".", 1) or rsplit(".", 1) would still find
+        # the two valid parts, at one end or the other (the lenient base64 decoder skips the
+        # '.' and the '!'s, and four characters more keep the padding right).
+        case(_("a valid state with one more '.'", "un estado válido con un '.' de más"),
+             lambda: [_refused(lambda: opened(sealed() + ".!!!")),
+                      _refused(lambda: opened("!!!." + sealed()))], [refused, refused],
+             given="open_state(state + '.!!!'), open_state('!!!.' + state)",
+             hint=_("exactly two parts: a state with another '.' is malformed, even when two "
+                    "of its parts verify", "exactamente dos partes: un estado con otro '.' "
+                    "está mal formado, aunque dos de sus partes se verifiquen")),
+        # Five base64 characters cannot be decoded (one more than a multiple of 4).
+        case(_("malformed: not base64", "mal formado: no es base64"),
+             lambda: _refused(lambda: opened("abcde.fghij")), refused,
+             given="open_state(..., 'abcde.fghij', ...)",
+             hint=lambda got: _(
+                 "unb64 raises binascii.Error, a ValueError: catch it, and raise InvalidParams",
+                 "unb64 lanza binascii.Error, un ValueError: captúralo y lanza InvalidParams")
+             if isinstance(got, Seen) else _(
+                 "anything that does not parse is InvalidParams, not a crash",
+                 "todo lo que no se puede analizar es InvalidParams, no una caída")),
     ]
     for junk in ("garbage", "a.b.c", "!!.??", 42, None):
         results.append(case(
@@ -758,7 +979,8 @@ class StateCase:
     opens: tuple[tuple[str, str, int], ...]  # (what to open, params JSON, seconds later)
 
 
-_VARIANTS = ("same", "same", "tampered", "other-secret", "truncated", "swapped")
+_VARIANTS = ("same", "same", "tampered", "other-secret", "truncated", "swapped", "extra-dot",
+             "not-base64")
 
 
 def _state_case(rng: Gen) -> StateCase:
@@ -800,6 +1022,10 @@ def _variant(state: Any, kind: str, x: StateCase, impl_seal: Callable) -> Any:
     if kind == "swapped" and isinstance(state, str) and state.count(".") == 1:
         body, mac = state.split(".")
         return mac + "." + body
+    if kind == "extra-dot" and isinstance(state, str):
+        return state + ".!!!" if len(state) % 2 else "!!!." + state
+    if kind == "not-base64" and isinstance(state, str):
+        return "abcde." + state.rpartition(".")[2]
     return state
 
 
@@ -810,6 +1036,8 @@ def _state_trial(impl: Any, x: StateCase) -> list[Step]:
                                        json.loads(x.payload), x.now, x.ttl_s))
     if isinstance(state, Seen):
         return [Step("seal_state(...)", state)]
+    # The text fixes the format byte for byte: the state itself is compared first.
+    steps.append(Step("seal_state(...)", seen(state)))
     # Every sealer's state must open under mcpkit's own rules (another replica).
     steps.append(Step(_("seal_state(...), opened by mcpkit", "seal_state(...), abierto por "
                         "mcpkit"),
@@ -848,6 +1076,8 @@ def _shrink_state(x: StateCase) -> Iterator[StateCase]:
 
 def _state_hint(x: StateCase, expected: Step | None, got: Step | None) -> str | None:
     label = (expected or got).label if (expected or got) else ""
+    if label == "seal_state(...)" and expected is not None and got is not None:
+        return _format_fault(got.seen, expected.seen)
     if "mcpkit" in label:
         return _("mcpkit could not open your state: check the format (b64url without '=', "
                  "compact sorted JSON, HMAC-SHA256 over the body bytes)",
@@ -961,17 +1191,43 @@ _PROBE_CASES = [
     ("not a DiscoverResult", "no es un DiscoverResult", {"result": {}}, 0,
      ("initialize", None), "a result without supportedVersions is not a DiscoverResult: legacy",
      "un resultado sin supportedVersions no es un DiscoverResult: heredada"),
+    # A string holds our version as a substring: `sent in supported` must not see it.
+    ("supportedVersions is a string", "supportedVersions es una cadena",
+     {"result": {"supportedVersions": MODERN}}, 0, ("initialize", None),
+     "a supportedVersions that is not a list is no DiscoverResult, even a string naming ours",
+     "un supportedVersions que no es una lista no es un DiscoverResult, aunque sea una cadena "
+     "que nombra la nuestra"),
+    ("-32022 whose supported is a string", "-32022 con supported que es una cadena",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": MODERN}}}, 0,
+     ("fail", None), "supported must be a list: a string, even one naming our version, lists "
+     "nothing", "supported debe ser una lista: una cadena, aunque nombre nuestra versión, no "
+     "lista nada"),
+    ("HTTP 429", "HTTP 429", {"http_status": 429}, 0, ("fail", None),
+     "only 400, 404 and 405 mean a legacy server; any other status (409, 429, 502...) is fail",
+     "solo 400, 404 y 405 indican un servidor heredado; cualquier otro código (409, 429, "
+     "502...) es fail"),
+    ("-32022, an older legacy version", "-32022, una versión heredada más antigua",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2025-06-18"]}}},
+     0, ("initialize", None), "every legacy version counts (LEGACY_VERSIONS), not only the "
+     "latest", "cuenta cualquier versión heredada (LEGACY_VERSIONS), no solo la última"),
+    ("-32022, an unknown older date", "-32022, una fecha antigua desconocida",
+     {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2024-10-07"]}}},
+     0, ("fail", None), "a legacy version is one this client knows (LEGACY_VERSIONS): an unknown "
+     "older date is not", "una versión heredada es una que este cliente conoce "
+     "(LEGACY_VERSIONS): una fecha antigua desconocida no lo es"),
 ]
 
 
 def _probe_reply(rng: Gen) -> dict[str, Any]:
-    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x",
-             ["2099-01-01", *_ALL], _ALL[::-1], [_NEWER, MODERN]]
+    lists = [_ALL, _LEGACY_ONLY, [MODERN], ["2099-01-01"], [], [MODERN, 5], "x", MODERN,
+             ["2099-01-01", *_ALL], _ALL[::-1], [_NEWER, MODERN],
+             [rng.choice(versions.LEGACY_VERSIONS)], ["2024-10-07"], ["2023-01-01", "2099-01-01"]]
     roll = rng.random()
     if roll < 0.1:
         return {"timeout": True}
     if roll < 0.25:
-        return {"http_status": rng.choice([400, 401, 403, 404, 405, 500])}
+        return {"http_status": rng.choice([400, 401, 403, 404, 405, 500, 402, 406, 409, 422,
+                                           429, 502])}
     if roll < 0.6:
         code = rng.choice([-32022, -32022, -32601, -32602, -32603, -32021, -32020, -32000])
         error: dict[str, Any] = {"code": code, "message": "x"}
@@ -1010,6 +1266,30 @@ def _probe_trial(next_step: Callable, x: ProbeCase) -> list[Step]:
 _NEWER = "2027-03-01"
 
 
+#: A version newer still, that no server in the two-modern-versions cases lists.
+_LATER = "2028-01-01"
+
+
+def _two_modern(next_step: Callable, modern: list[str], thunk: Callable[[], Any]) -> Any:
+    """``thunk()`` while MODERN_VERSIONS (and SUPPORTED_VERSIONS) hold the modern versions
+    ``modern`` (newest first): in mcpkit.versions and in the notebook's own names, the ones
+    the setup cell imports. The text says so; everything is put back afterwards."""
+    newer = {"MODERN_VERSIONS": tuple(modern[::-1]),
+             "SUPPORTED_VERSIONS": tuple(modern) + versions.LEGACY_VERSIONS[::-1]}
+    spaces = [vars(versions)]
+    names = getattr(next_step, "__globals__", None)
+    if isinstance(names, dict) and names is not vars(versions):
+        spaces.append(names)
+    saved = [{k: space[k] for k in newer if k in space} for space in spaces]
+    for space, old in zip(spaces, saved, strict=True):
+        space.update({k: newer[k] for k in old})
+    try:
+        return thunk()
+    finally:
+        for space, old in zip(spaces, saved, strict=True):
+            space.update(old)
+
+
 def _attempt_tuple(thunk: Callable[[], Any]) -> Any:
     try:
         value = thunk()
@@ -1039,6 +1319,25 @@ def check_next_step(next_step: Callable) -> None:
         hint=_("sent is in supportedVersions: ('modern', sent), whatever MODERN_VERSIONS holds",
                "sent está en supportedVersions: ('modern', sent), tenga lo que tenga "
                "MODERN_VERSIONS")))
+    # mcpkit knows one modern version: to tell "the newest" from "the first listed", the
+    # learner's function runs once more with two (see _two_modern).
+    both = [_NEWER, MODERN]
+    for en, es, reply, want in (
+            ("two modern versions: a DiscoverResult", "dos versiones modernas: un "
+             "DiscoverResult", {"result": {"supportedVersions": [MODERN, _NEWER]}},
+             ["modern", _NEWER]),
+            ("two modern versions: -32022", "dos versiones modernas: -32022",
+             {"error": {"code": -32022, "message": "Unsupported",
+                        "data": {"supported": [MODERN, _NEWER]}}}, ["retry", _NEWER])):
+        results.append(case(
+            _(en, es), lambda r=reply: _two_modern(next_step, both, lambda: _attempt_tuple(
+                lambda: next_step(_LATER, json.loads(json.dumps(r)), 0))), want,
+            given=_("MODERN_VERSIONS = {m}: next_step({s!r}, {r}, 0)",
+                    "MODERN_VERSIONS = {m}: next_step({s!r}, {r}, 0)").format(
+                m=tuple(both[::-1]), s=_LATER, r=json.dumps(reply)),
+            hint=_("the newest of MODERN_VERSIONS that the server lists, whatever the server's "
+                   "order", "la más reciente de MODERN_VERSIONS que lista el servidor, sea cual "
+                   "sea el orden del servidor")))
     results.append(differential(
         _("generated replies, against mcpkit's client rules",
           "respuestas generadas, frente a las reglas del cliente de mcpkit"),
