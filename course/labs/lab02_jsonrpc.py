@@ -141,9 +141,10 @@ grading.set_language("en")
 # Cuidado: en Python `True` es un `int`, y `0` es falso.
 #
 # `"params": null` lo decides tú. JSON-RPC 2.0 dice que `params`, si está, es un objeto o un
-# array, así que allí `null` es inválido; aun así, algunos interlocutores lo envían, y mcpkit lo
-# deja pasar como si no hubiera params, para ser tolerante con ellos (el despachador del
-# laboratorio 03 le da `{}` al manejador). Tanto rechazarlo como dejarlo pasar son válidos.
+# array, así que en JSON-RPC `null` es inválido; aun así, algunos interlocutores lo envían, y
+# mcpkit lo deja pasar como si no hubiera params, para ser tolerante con ellos (el despachador
+# del laboratorio 03 le da `{}` al manejador). Tanto rechazarlo como dejarlo pasar superan las
+# comprobaciones.
 
 # %%
 def classify(message):

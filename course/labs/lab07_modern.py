@@ -434,7 +434,7 @@ grading.check_request_state(seal_state, open_state)
 # - un resultado con una lista `"supportedVersions"`: `("modern", sent)` si `sent` está en ella,
 #   si no `("modern", v)` con la más reciente de `MODERN_VERSIONS` que esté en ella; sin ninguna
 #   versión moderna, `("initialize", None)` si lista alguna heredada, y si no `("fail", None)`.
-#   Un resultado sin esa lista (o con algo que no es una lista) no es un DiscoverResult:
+#   Un resultado sin esa lista (o con algo que no sea una lista) no es un DiscoverResult:
 #   `("initialize", None)`.
 # - el error -32022: la lista es `error["data"]["supported"]` (sus cadenas; si falta o no es
 #   una lista, vacía). En el primer intento, con una versión moderna en común:
@@ -450,7 +450,7 @@ grading.check_request_state(seal_state, open_state)
 # antigua desconocida no lo es. Hoy mcpkit conoce una sola versión moderna, así que "la más
 # reciente" se comprueba ejecutando tu función otra vez con dos: mientras se ejecuta,
 # `MODERN_VERSIONS` y `SUPPORTED_VERSIONS` (los de la celda de preparación y los de
-# `mcpkit.versions`) incluyen también una más reciente. Léelas cuando se llama a `next_step`,
+# `mcpkit.versions`) incluyen también una más reciente. Léelos cuando se llama a `next_step`,
 # no en una copia hecha antes.
 
 # %%

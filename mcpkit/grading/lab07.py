@@ -235,7 +235,7 @@ _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]
      {"_meta": _meta(**{META_LOG_LEVEL: ""})}, False, {"error": -32602},
      ("\"\" is a log level (a string), and not one of LOG_LEVELS: test `is not None`, not "
       "truthiness", "\"\" es un nivel de registro (una cadena), y no es uno de LOG_LEVELS: "
-      "comprueba `is not None`, no si es verdadero")),
+      "comprueba `is not None`, no si el valor es verdadero o falso")),
     ("a log level in capitals", "un nivel de registro en mayúsculas", "tools/list",
      {"_meta": _meta(**{META_LOG_LEVEL: "INFO"})}, False, {"error": -32602},
      ("log levels are compared as they are: \"INFO\" is not one of LOG_LEVELS",
@@ -730,8 +730,8 @@ def _format_fault(state: Any, reference: str) -> str | None:
     want_text, want_mac = reference.split(".")
     if re.fullmatch(r"[0-9a-f]{64}", mac_text):
         return _("the MAC is b64 of the raw 32-byte digest, sign(secret, body), not its hex",
-                 "el MAC es b64 del resumen de 32 bytes tal cual, sign(secret, body), no su "
-                 "hexadecimal")
+                 "el MAC es b64 de los 32 bytes en bruto de sign(secret, body), no su "
+                 "representación hexadecimal")
     if body_text == want_text:
         return _("the MAC is b64(sign(secret, body)): HMAC-SHA256 of the body's bytes",
                  "el MAC es b64(sign(secret, body)): HMAC-SHA256 de los bytes del cuerpo")
@@ -811,8 +811,8 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
 
     def or_format(hint: str) -> Callable[[Any], str]:
         return lambda got: _("first make the state mcpkit's: {f}",
-                             "primero haz que el estado sea el de mcpkit: {f}").format(f=fault) \
-            if fault else hint
+                             "primero haz que el estado tenga el formato de mcpkit: {f}"
+                             ).format(f=fault) if fault else hint
 
     other_meta = {**_CALL, "_meta": _meta(), "inputResponses": {"x": {}}, "requestState": "s"}
     other_args = {"name": "book_table", "arguments": {"guests": 9}}
@@ -848,7 +848,7 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
                             f"{_NOW})",
              hint=lambda got: _("the signature is seal_state(..., now, ttl_s=900): 15 minutes "
                                 "when no ttl_s is given", "la firma es seal_state(..., now, "
-                                "ttl_s=900): 15 minutos cuando no se da ttl_s")
+                                "ttl_s=900): 15 minutos cuando no se pasa ttl_s")
              if _format_fault(got, default) == _exp_fault() else _format_fault(got, default)),
         case(_("a state from a real mcpkit server opens",
                "se abre un estado emitido por un servidor mcpkit real"),
@@ -1196,7 +1196,7 @@ _PROBE_CASES = [
      {"result": {"supportedVersions": MODERN}}, 0, ("initialize", None),
      "a supportedVersions that is not a list is no DiscoverResult, even a string naming ours",
      "un supportedVersions que no es una lista no es un DiscoverResult, aunque sea una cadena "
-     "que nombra la nuestra"),
+     "que nombre nuestra versión"),
     ("-32022 whose supported is a string", "-32022 con supported que es una cadena",
      {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": MODERN}}}, 0,
      ("fail", None), "supported must be a list: a string, even one naming our version, lists "
@@ -1209,7 +1209,7 @@ _PROBE_CASES = [
     ("-32022, an older legacy version", "-32022, una versión heredada más antigua",
      {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2025-06-18"]}}},
      0, ("initialize", None), "every legacy version counts (LEGACY_VERSIONS), not only the "
-     "latest", "cuenta cualquier versión heredada (LEGACY_VERSIONS), no solo la última"),
+     "latest", "cuenta cualquier versión heredada (LEGACY_VERSIONS), no solo la más reciente"),
     ("-32022, an unknown older date", "-32022, una fecha antigua desconocida",
      {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2024-10-07"]}}},
      0, ("fail", None), "a legacy version is one this client knows (LEGACY_VERSIONS): an unknown "
