@@ -231,6 +231,12 @@ _ERA_CASES: list[tuple[str, str, str, dict[str, Any], bool, Any, tuple[str, str]
      {"_meta": None}, True, "legacy",
      ("_meta: None counts as absent (step 1), not as a _meta of the wrong type",
       "_meta: None cuenta como ausente (paso 1), no como un _meta del tipo equivocado")),
+    ("_meta: [] (empty, but not an object)", "_meta: [] (vacío, pero no un objeto)",
+     "tools/list", {"_meta": []}, True, {"error": -32602},
+     ("only None counts as no _meta: [], \"\" or 0 is a _meta of the wrong type, -32602 "
+      "(test `is not None`, not truthiness)",
+      "solo None cuenta como sin _meta: [], \"\" o 0 son un _meta del tipo equivocado, -32602 "
+      "(comprueba `is not None`, no si el valor es verdadero o falso)")),
     ("an empty log level", "un nivel de registro vacío", "tools/list",
      {"_meta": _meta(**{META_LOG_LEVEL: ""})}, False, {"error": -32602},
      ("\"\" is a log level (a string), and not one of LOG_LEVELS: test `is not None`, not "
