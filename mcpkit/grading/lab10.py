@@ -987,6 +987,12 @@ _NAMED_AGENT_CASES: list[tuple[str, str, AgentCase, str, str, str]] = [
      "block: a text block does not end the loop",
      "guarda reply['content'] entero, con el texto, y sigue mientras tenga un bloque "
      "tool_use: un bloque de texto no termina el bucle"),
+    ("a reply with text and tool_use blocks: its calls are made",
+     "una respuesta con bloques de texto y tool_use: sus llamadas se hacen",
+     AgentCase("everything", ((("files_list", "{}"),), "ok"), (), 6, chatty=True), "reached",
+     "a text block does not end the loop: go on while the reply has a tool_use block",
+     "un bloque de texto no termina el bucle: sigue mientras la respuesta tenga un bloque "
+     "tool_use"),
     ("input that is not an object is audited as {}", "un input que no es un objeto se anota "
      "como {}",
      AgentCase("everything", ((("files_read", '"notes/plan.md"'),), "ok"), (), 6), "audit",
