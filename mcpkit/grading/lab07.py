@@ -812,8 +812,11 @@ def check_request_state(seal_state: Callable, open_state: Callable) -> None:
     exact = reference_seal_state(_SECRET, "tools/call", odd_call, odd_payload, _NOW + 0.75, 60)
     default = reference_seal_state(_SECRET, "tools/call", _CALL, _PAYLOAD, _NOW)
     # When the learner's state is not mcpkit's, a check that expects it to open says so.
-    fault = _format_fault(attempt_value(lambda: sealed()), reference_seal_state(
-        _SECRET, "tools/call", _CALL, _PAYLOAD, _NOW, 900))
+    try:
+        fault = _format_fault(attempt_value(lambda: sealed()), reference_seal_state(
+            _SECRET, "tools/call", _CALL, _PAYLOAD, _NOW, 900))
+    except (NotImplementedError, _Stuck):  # not written yet, or stuck: the cases say so
+        fault = None
 
     def or_format(hint: str) -> Callable[[Any], str]:
         return lambda got: _("first make the state mcpkit's: {f}",
