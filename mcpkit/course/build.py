@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -256,9 +257,14 @@ async def _run_all(jobs: list[Job], patterns: list[tuple[str, str]], parallel: i
                 break
             except BuildError:  # a cell failed: that is the source's fault, not the kernel's
                 raise
-            except Exception:  # the kernel died or never answered: one fresh start
+            except Exception as exc:  # the kernel died or never answered: one fresh start
                 if attempt == 2:
                     raise
+                # Said, not hidden: a retried notebook costs the build up to CELL_TIMEOUT, and
+                # a cell that stalls under load is worth finding (pytest lists warnings).
+                warnings.warn(f"{job.target.name}: {type(exc).__name__}: {exc}"[:300]
+                              + "; built once more, in a fresh kernel", RuntimeWarning,
+                              stacklevel=1)
                 job.nb = copy.deepcopy(unexecuted)
         clean_outputs(job.nb, patterns)
         job.target.write_text(dumps(job.nb), encoding="utf-8")
