@@ -262,13 +262,20 @@ class ScriptedModel:
         orders = []
         for block in last:
             for part in block.get("content") or ():
-                for name, raw in _ORDER.findall(part.get("text", "")):
+                for order in _ORDER.finditer(part.get("text", "")):
+                    if not self._obeys(order.group(0)):
+                        continue
+                    name, raw = order.groups()
                     try:
                         arguments = json.loads(raw) if raw else {}
                     except ValueError:
                         arguments = {}
                     orders.append(call(name, **arguments))
         return orders or None
+
+    def _obeys(self, order: str) -> bool:
+        """Whether the model falls for this order (all of them: it is gullible)."""
+        return True
 
 
 @dataclass

@@ -859,12 +859,11 @@ class Rig:
             made = bounded(lambda: make(self.name, list(self.command), self.backoff,
                                         notify=self.notify, clock=self.clock,
                                         stable_after=10.0, **options), CLOSE_GRACE, plain=False)
-        except BaseException:  # not implemented yet: what it started, and the folder, go now
+            if isinstance(made, Seen):
+                raise _SetupFailed(made)
+        except BaseException:  # it raised, or is not written yet: what it started goes now
             self.cleanup()
             raise
-        if isinstance(made, Seen):
-            self.cleanup()
-            raise _SetupFailed(made)
         self.supervisor = made
 
     def sleep(self, seconds: float) -> None:

@@ -53,6 +53,7 @@ OFF_LIMITS = {"mcpkit.mrtr": {"StateSealer"}, "mcpkit.connection": {"Connection"
 
 MODERN = versions.LATEST_VERSION
 _REAL = object()  # stands for "mcpkit's real connection" in the era and discover trials
+_NO_KEY = object()  # a key a dict does not have, when two dicts are compared key by key
 
 
 def _meta(version: Any = MODERN, capabilities: Any = None, **more: Any) -> dict[str, Any]:
@@ -561,7 +562,7 @@ def _discover_hint(x: DiscoverCase, expected: Step | None, got: Step | None) -> 
 def _first_key(want: Any, have: Any) -> str | None:
     if not isinstance(want, dict) or not isinstance(have, dict):
         return None
-    return next((k for k in [*want, *have] if want.get(k, _REAL) != have.get(k, _REAL)), None)
+    return next((k for k in [*want, *have] if want.get(k, _NO_KEY) != have.get(k, _NO_KEY)), None)
 
 
 def _key_differing(want: Any, have: Any) -> str | None:
@@ -569,19 +570,18 @@ def _key_differing(want: Any, have: Any) -> str | None:
     to a width, and the key that differs may be off-screen."""
     if not isinstance(want, dict) or not isinstance(have, dict):
         return None
-    absent = _("(absent)", "(ausente)")
     for key in ("supportedVersions", "capabilities", "instructions", "ttlMs", "cacheScope",
                 "resultType", "_meta", *sorted(set(have) - set(want), key=str)):
-        if want.get(key, absent) != have.get(key, absent):
+        w, h = want.get(key, _NO_KEY), have.get(key, _NO_KEY)
+        if w != h:
             return _("the first key that differs is {k!r}: expected {w}, got {h}",
                      "la primera clave que difiere es {k!r}: se esperaba {w}, se obtuvo {h}"
-                     ).format(k=key, w=_short_value(want.get(key, absent)),
-                              h=_short_value(have.get(key, absent)))
+                     ).format(k=key, w=_short_value(w), h=_short_value(h))
     return None
 
 
 def _short_value(value: Any) -> str:
-    text = value if value in (_("(absent)", "(ausente)"),) else repr(value)
+    text = _("(absent)", "(ausente)") if value is _NO_KEY else repr(value)
     return text if len(text) <= 90 else text[:89] + "…"
 
 

@@ -605,22 +605,8 @@ class _Gullible(agent.ScriptedModel):
 
     said: list[str] = field(default_factory=list)
 
-    def _hijacked(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        last = messages[-1]["content"] if messages else None
-        if not isinstance(last, list):
-            return None
-        orders = []
-        for block in last:
-            for part in block.get("content") or ():
-                for order in agent._ORDER.finditer(part.get("text", "")):
-                    if not any(order.group(0) in text for text in self.said):
-                        continue
-                    try:
-                        arguments = json.loads(order.group(2)) if order.group(2) else {}
-                    except ValueError:
-                        arguments = {}
-                    orders.append(agent.call(order.group(1), **arguments))
-        return orders or None
+    def _obeys(self, order: str) -> bool:
+        return any(order in text for text in self.said)
 
 
 def _scripted_call(name: str, raw: str) -> dict[str, Any]:
