@@ -130,8 +130,8 @@ grading.set_language("en")
 # 2. que `"jsonrpc"` es exactamente la cadena `"2.0"`;
 # 3. con `"method"`: que es una cadena no vacía; que no hay `"result"` ni `"error"`; que
 #    `"params"`, si está, es un objeto (`null`: tú decides, mira más abajo). Sin `"id"` es una
-#    notificación; con él, una solicitud, y el id debe ser una cadena o un entero (ni `null`, ni `true`, ni
-#    `1.5`);
+#    notificación; con él, una solicitud, y el id debe ser una cadena o un entero (ni `null`,
+#    ni `true`, ni `1.5`);
 # 4. sin `"method"`: exactamente uno de `"result"` y `"error"`, y un `"id"`. Un resultado
 #    necesita un id de cadena o entero y un `result` que sea un objeto. El id de un error es
 #    una cadena, un entero o `null` (ni `true`, ni `1.5`), y su `error` es un objeto con un
@@ -140,11 +140,11 @@ grading.set_language("en")
 # Los miembros distintos de estos (por ejemplo `"trace"`) no invalidan un mensaje: ignóralos.
 # Cuidado: en Python `True` es un `int`, y `0` es falso.
 #
-# `"params": null` lo decides tú. JSON-RPC 2.0 dice que `params`, si está, es un objeto o un
-# array, así que en JSON-RPC `null` es inválido; aun así, algunos interlocutores lo envían, y
-# mcpkit lo deja pasar como si no hubiera params, para ser tolerante con ellos (el despachador
-# del laboratorio 03 le da `{}` al manejador). Tanto rechazarlo como dejarlo pasar superan las
-# comprobaciones.
+# Qué hacer con `"params": null` lo decides tú. JSON-RPC 2.0 dice que `params`, si está, es
+# un objeto o un array, así que en JSON-RPC `null` es inválido; aun así, algunos
+# interlocutores lo envían, y mcpkit lo deja pasar como si no hubiera params, para ser
+# tolerante con ellos (el despachador del laboratorio 03 le da `{}` al manejador). Tanto
+# rechazarlo como dejarlo pasar superan las comprobaciones.
 
 # %%
 def classify(message):
