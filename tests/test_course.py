@@ -857,6 +857,18 @@ def test_an_error_message_is_free_text_but_shown_as_it_came():
     ("import uuid", "imports uuid: exercise code may import mcpkit's layers and only these "
                     "standard modules: abc, base64, binascii, bisect,"),
     ("get_ipython().set_custom_exc((Exception,), print)", "get_ipython"),
+    # Found by a gaming audit: each reached the checks' globals (and their record of what
+    # passed) without a dunder attribute or a name the scan knew.
+    ("import operator\noperator.attrgetter('__glo' + 'bals__')", "uses operator.attrgetter"),
+    ("from operator import methodcaller", "uses operator.methodcaller"),
+    ("look = getattr\nlook(json, '__glo' + 'bals__')", "uses getattr as a value"),
+    ("import functools\nfunctools.reduce(getattr, ['a'], json)", "uses getattr as a value"),
+    ("def f():\n    yield\nf().gi_frame.f_back.f_globals", "uses gi_frame"),
+    ("getattr(err, 'tb_frame')", "getattr with a computed or dunder name ('tb_frame')"),
+    ("import logging\nlogging.currentframe()", "uses logging.currentframe"),
+    ("import string\nstring.Formatter().get_field('0.x', [json], {})", "uses string.Formatter"),
+    ("import codecs\ncodecs.register_error('strict', print)", "uses codecs.register_error"),
+    ("import io\nio.FileIO('core.py', 'w')", "uses io.FileIO"),
 ])
 def test_the_sandbox_flags_code_that_reaches_for_the_grader(code, problem):
     found = [sandbox.describe(p) for p in sandbox.scan(
@@ -1089,7 +1101,9 @@ def test_the_sandbox_lets_ordinary_code_through():
             "print(sys.maxsize, file=sys.stderr)\nx = getattr(object(), 'real', None)\n"
             "class D:\n    def __init__(self):\n        self.buffer = bytearray()\n"
             "        super().__init__()\n        self.__class__.count = 1\n"
-            "import traceback\nlog_line = traceback.format_exc()\n")
+            "import traceback\nlog_line = traceback.format_exc()\n"
+            "import codecs\nimport io\nkept = io.BytesIO()\ncodecs.decode(b'x', 'utf-8')\n"
+            "def pick(getattr):\n    return getattr\n")
     assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
 
 
@@ -1179,3 +1193,81 @@ def test_building_a_notebook_leaves_no_kernel_behind(tmp_path):
     # which count descriptors, fail now and then).
     assert os_threads() <= threads
     assert len(os.listdir("/proc/self/fd")) <= fds
+
+
+_GUARDED = r'''
+import json, logging, os, shutil, sys, tempfile
+from mcpkit.grading import guard
+problems = guard.install(["learner-cell"])
+outside = sys.argv[1]
+learner = compile("""
+def frame_of_a_generator():
+    def gen():
+        yield
+    g = gen()
+    return g.gi_frame
+def frame_by_string():
+    return getattr(sys, "_get" + "frame")()
+def write_through_logging():
+    logging.FileHandler(outside).close()
+""", "learner-cell", "exec")
+space = {"sys": sys, "logging": logging, "outside": outside}
+exec(learner, space)
+seen = {}
+for name in ("frame_of_a_generator", "frame_by_string", "write_through_logging"):
+    try:
+        space[name]()
+        seen[name] = "allowed"
+    except PermissionError:
+        seen[name] = "refused"
+# The standard library's own frames and the checks' temporary files are nobody's breach.
+logging.getLogger("t").warning("logging finds its caller with sys._getframe")
+folder = tempfile.mkdtemp()
+open(os.path.join(folder, "f"), "w").close()
+shutil.rmtree(folder)
+try:
+    open(outside + ".checks", "w").close()  # outside the temp folder: refused, not flagged
+    seen["checks_write"] = "allowed"
+except PermissionError:
+    seen["checks_write"] = "refused"
+print(json.dumps({"seen": seen, "problems": [[p.kind, p.name, p.cell] for p in problems]}))
+'''
+
+
+def test_the_run_time_guard_refuses_frames_and_writes_that_no_scan_sees(tmp_path):
+    """The class grader's process refuses, and flags, what exercise code reaches at run time
+    (a frame through a generator or a name put together) and any file written outside the
+    temporary folder (the grader's own files: a learner graded later would run with them)."""
+    import subprocess
+    import sys
+
+    outside = ROOT / ".guard-test-must-not-exist.log"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _GUARDED, str(outside)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["seen"] == {"frame_of_a_generator": "refused", "frame_by_string": "refused",
+                              "write_through_logging": "refused", "checks_write": "refused"}
+    assert answer["problems"] == [["run_time", "gi_frame", "learner-cell"],
+                                  ["run_time", "sys._getframe", "learner-cell"],
+                                  ["write", str(outside), "learner-cell"]]
+    assert not outside.exists() and not Path(str(outside) + ".checks").exists()
+
+
+def test_a_record_of_checks_that_does_not_add_up_scores_nothing():
+    """Class grading takes a part's score from its sandbox's answer: more checks passed than
+    ran, or another count than the cell runs, is no honest answer (a gaming audit swapped the
+    checks' record for one that said 10**6 of 10**6), so the part scores nothing."""
+    def settled(answer):
+        g = course_grade.Graded("c", 0, 3.0, 12)
+        course_grade.settle(g, {"report": "", "problems": [], **answer})
+        return g.status, g.passed
+
+    assert settled({"status": "passed", "passed": 12, "total": 12}) == ("passed", 12)
+    assert settled({"status": "failed", "passed": 7, "total": 12}) == ("failed", 7)
+    assert settled({"status": "failed", "passed": 0, "total": 3}) == ("failed", 0)  # unfilled
+    assert settled({"status": "passed", "passed": 10**6, "total": 10**6}) == ("crashed", 0)
+    assert settled({"status": "passed", "passed": 13, "total": 12}) == ("crashed", 0)
+    assert settled({"status": "passed", "passed": 5, "total": 5}) == ("crashed", 0)
+    assert settled({"status": "flagged", "passed": 12, "total": 12}) == ("flagged", 0)

@@ -318,6 +318,27 @@ def test_gaming_class_grading_earns_nothing(tmp_path):
     assert "timeout: killed after 20 s" in report and 'value="11"' in report
 
 
+def test_a_part_that_changes_the_graders_files_stops_class_grading(tmp_path):
+    """A learner's code that writes to the files every part is graded with (here the pristine
+    labs of a course copied into the temporary folder, where the run-time guard lets writing
+    through) stops class grading with an error naming the part: no row of that run could be
+    trusted, and the learners graded after it would run with the changed files."""
+    import shutil
+
+    root = tmp_path / "course"
+    shutil.copytree(ROOT / "labs", root / "labs")
+    target = root / "labs" / "en" / "lab01_framing.ipynb"
+    nb = fill("lab01_framing", "en")
+    first = next(c for c in nb.cells if "exercise" in tags(c))
+    first.source = (f"import logging\nchanged = logging.FileHandler({str(target)!r})\n"
+                    "changed.emit(logging.makeLogRecord({'msg': 'planted'}))\n"
+                    "changed.close()\n" + first.source)
+    (tmp_path / "class" / "mallory").mkdir(parents=True)
+    nbformat.write(nb, tmp_path / "class" / "mallory" / "lab01_framing.ipynb")
+    with pytest.raises(course_grade.GraderChanged, match="mallory/lab01_framing"):
+        course_grade.grade(tmp_path / "class", root=root, jobs=1, timeout=60, seed=3)
+
+
 @pytest.mark.parametrize("lang", src.LANGS)
 def test_the_graded_cell_warns_about_what_class_grading_flags(lang):
     """A learner who hands in mcpkit's own decoder sees, in the notebook, in their language,

@@ -41,7 +41,7 @@ def _build(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     from .build import find_root
     from .exchange import parse_deadline
-    from .grade import grade, write_csv
+    from .grade import GraderChanged, grade, write_csv
     from .gradebook import write_canvas, write_totals
 
     root = find_root(args.root)
@@ -57,8 +57,12 @@ def _grade(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     junit = args.junit or args.out.with_suffix(".junit.xml")
-    rows = grade(args.submissions, root=root, junit=junit, jobs=args.jobs,
-                 timeout=args.timeout, seed=args.seed, scale=args.scale, deadline=deadline)
+    try:
+        rows = grade(args.submissions, root=root, junit=junit, jobs=args.jobs,
+                     timeout=args.timeout, seed=args.seed, scale=args.scale, deadline=deadline)
+    except GraderChanged as exc:
+        print(exc, file=sys.stderr)
+        return 1
     write_csv(rows, args.out)
     written = [args.out, junit]
     if args.totals:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import hashlib
 import json
 import os
 import re
@@ -383,15 +384,26 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
                 work.append((row, g, job))
 
     workers = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
+    intact = _digest(root)
+    changed_by: list[str] = []
+
+    def run(item: tuple[Row, Graded, dict]) -> dict:
+        if changed_by:  # grading stops: what runs now would run with changed files
+            return {"status": "crashed", "passed": 0, "total": None, "report": ""}
+        answer = run_part(item[2], timeout)
+        if _digest(root) != intact:
+            changed_by.append(f"{item[0].learner}/{item[0].lab} ({item[1].cell_id})")
+        return answer
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        answers = list(pool.map(lambda item: run_part(item[2], timeout), work))
+        answers = list(pool.map(run, work))
+    if changed_by:
+        raise GraderChanged(
+            f"grading stopped: mcpkit's files or the pristine labs changed while "
+            f"{', '.join(changed_by)} ran (with another part at the same time, it may be "
+            f"that one). Restore them (git checkout, or reinstall mcpkit) and grade again.")
     for (_row, g, _job), answer in zip(work, answers, strict=True):
-        g.status = answer["status"]
-        g.report = answer.get("report") or ""
-        g.problems = answer.get("problems") or []
-        g.passed = min(int(answer.get("passed") or 0), g.total)
-        if g.status in ("timeout", "crashed", "flagged"):
-            g.passed = 0
+        settle(g, answer)
     for row in rows:
         if not row.graded:
             continue
@@ -402,6 +414,35 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
     if junit is not None:
         write_junit(rows, Path(junit))
     return rows
+
+
+def settle(g: Graded, answer: dict) -> None:
+    """Take one part's answer from its sandbox. A record that does not add up (more checks
+    passed than ran, or another count than the cell runs) was not written by honest checks:
+    the part scores nothing, as a crash does, and its report says what came back."""
+    g.status = answer["status"]
+    g.report = answer.get("report") or ""
+    g.problems = answer.get("problems") or []
+    g.passed = int(answer.get("passed") or 0)
+    ran = answer.get("total")
+    if ran is not None and g.passed > 0 and (g.passed > ran or ran != g.total):
+        g.status = "crashed"
+        g.report = f"{g.passed}/{ran} ≠ {g.total}?\n{g.report}"
+    if g.status in ("timeout", "crashed", "flagged"):
+        g.passed = 0
+
+
+class GraderChanged(RuntimeError):
+    """A part changed the grader's own files: no grade of this run can be trusted."""
+
+
+def _digest(root: Path) -> str:
+    """One hash of mcpkit's modules and the pristine labs, the files every part is run with."""
+    digest = hashlib.sha256()
+    for path in sorted([*(_MCPKIT_HOME / "mcpkit").rglob("*.py"),
+                        *(root / "labs").rglob("*.ipynb")]):
+        digest.update(str(path).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def write_junit(rows: list[Row], path: Path) -> None:
@@ -503,12 +544,7 @@ def check_one(path: Path, root: Path, timeout: int = 60,
     with ThreadPoolExecutor(max_workers=min(2, len(jobs) or 1)) as pool:
         answers = list(pool.map(lambda job: run_part(job, timeout), jobs))
     for part, answer in zip(parts, answers, strict=True):
-        g = part.graded
-        g.status = answer["status"]
-        g.report = answer.get("report") or ""
-        g.problems = answer.get("problems") or []
-        g.passed = 0 if g.status in ("timeout", "crashed", "flagged") else min(
-            int(answer.get("passed") or 0), g.total)
+        settle(part.graded, answer)
     return lang, parts
 
 

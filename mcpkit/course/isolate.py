@@ -14,6 +14,9 @@ course's own. What is left is the exercise code itself, and that is checked twic
 
 * before it runs, statically (:func:`mcpkit.grading.sandbox.scan`): what it imports and
   names;
+* while it runs (:mod:`mcpkit.grading.guard`, an audit hook): it may not reach a frame, code
+  or the collector's objects, and nothing in this process may write outside the temporary
+  folder;
 * after each exercise cell ran, and again after the checks ran
   (:func:`mcpkit.grading.sandbox.changes`): mcpkit and a few standard modules must be as
   they were imported.
@@ -40,7 +43,7 @@ import os
 import sys
 from typing import Any
 
-from ..grading import sandbox
+from ..grading import guard, sandbox
 
 MEMORY_LIMIT = 1024 * 1024 * 1024  # bytes of address space
 # The rules, re-exported for the class grader's callers.
@@ -93,6 +96,17 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if problems:
         return _flagged(problems, job)
 
+    breaches = guard.install(cell for cell, _code in job["exercises"])
+
+    def breached() -> dict[str, Any]:
+        """Flag this part for what the guard refused, or run it again without an earlier
+        part's cell that did it (flagged in its own part)."""
+        theirs = {p.cell for p in breaches if p.cell not in own and p.cell in stubs}
+        if theirs and all(p.cell in theirs for p in breaches):
+            return {"status": "rerun", "stub": sorted(theirs), "passed": 0, "total": None,
+                    "problems": [], "report": ""}
+        return _flagged(list(breaches), job)
+
     namespace: dict[str, Any] = {"__name__": "__main__"}
     cell_errors: list[str] = []
     notes: list[str] = []
@@ -113,6 +127,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             except BaseException as exc:  # noqa: BLE001 - the learner's, reported below
                 cell_errors.append(f"{where.get(cell_id, cell_id)}: "
                                    f"{type(exc).__name__}: {exc}"[:300])
+            if breaches:
+                return breached()
             changed = sandbox.changes(snap)
             if changed and cell_id in own:
                 return _flagged([sandbox.Problem(p.kind, p.name, cell_id) for p in changed],
@@ -146,6 +162,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         passed, total = verdicts[-1]
         if status == "passed" and passed != total:
             status = "failed"
+    if breaches:
+        return breached()
     changed = sandbox.changes(snap) + sandbox.handed_in
     if changed:
         return _flagged(changed, job, total)
@@ -155,6 +173,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     job = json.loads(sys.stdin.read())
+    sys.dont_write_bytecode = True  # the guard lets nothing be written outside the temp folder
     # The answer goes to a private copy of stdout; fds 1 and 2 lead nowhere from here on.
     answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -44,9 +44,9 @@ from .core import _
 
 #: Standard modules an exercise may import: plain data and algorithms, no I/O, no internals.
 ALLOWED_MODULES = frozenset("""
-abc base64 binascii bisect collections contextlib copy dataclasses datetime decimal enum
-fractions functools heapq itertools json logging math numbers operator queue random re string
-sys textwrap threading time traceback typing unicodedata
+abc base64 binascii bisect codecs collections contextlib copy dataclasses datetime decimal
+enum fractions functools heapq io itertools json logging math numbers operator queue random re
+string sys textwrap threading time traceback typing unicodedata
 """.split())
 #: What an exercise may use of ``sys`` (printing and reading limits, not the import system).
 SYS_ALLOWED = frozenset("""
@@ -65,7 +65,16 @@ FORBIDDEN_PATHS = frozenset("""
 logging.disable logging.root logging.Logger.manager logging.setLoggerClass
 logging.setLogRecordFactory threading.settrace threading.setprofile
 traceback.walk_stack traceback.walk_tb traceback.StackSummary traceback.TracebackException
-traceback.FrameSummary
+traceback.FrameSummary logging.currentframe operator.attrgetter operator.methodcaller
+string.Formatter codecs.register codecs.register_error codecs.unregister codecs.open
+io.open io.open_code io.FileIO
+""".split())
+#: Attributes of frames, generators, coroutines, tracebacks and code: from a frame, every
+#: caller's variables (the checks' included) are in reach, so none of these may be read.
+FRAME_ATTRIBUTES = frozenset("""
+f_back f_builtins f_code f_globals f_lasti f_lineno f_locals f_trace gi_code gi_frame
+gi_yieldfrom cr_await cr_code cr_frame cr_origin ag_await ag_code ag_frame tb_frame
+tb_lasti tb_lineno tb_next
 """.split())
 #: Dunder attributes that are ordinary Python; every other one is refused.
 ALLOWED_DUNDERS = frozenset("__init__ __name__ __qualname__ __module__ __class__ __doc__"
@@ -122,6 +131,19 @@ def _reasons() -> dict[str, str]:
                     "usa el atributo {name}, una puerta a las interioridades del intérprete"),
         "getattr": _("uses getattr with a computed or dunder name ({name})",
                      "usa getattr con un nombre calculado o dunder ({name})"),
+        "getattr_value": _("uses getattr as a value, which the checks cannot follow: call "
+                           "getattr(thing, \"name\") with the name written out",
+                           "usa getattr como un valor, que las comprobaciones no pueden "
+                           "seguir: llama a getattr(objeto, \"nombre\") con el nombre escrito "
+                           "tal cual"),
+        "run_time": _("reached {name} while it ran, a door into the interpreter's internals "
+                      "(refused)",
+                      "accedió a {name} durante la ejecución, una puerta a las interioridades "
+                      "del intérprete (denegado)"),
+        "write": _("wrote to {name}: while it is graded, exercise code may write files only "
+                   "in the temporary folder (refused)",
+                   "escribió en {name}: mientras se califica, el código de un ejercicio solo "
+                   "puede escribir archivos en la carpeta temporal (denegado)"),
         "module_value": _("uses the module {name} as a value, which the checks cannot follow: "
                           "name what you use from it ({name}.something)",
                           "usa el módulo {name} como un valor, que las comprobaciones no "
@@ -398,6 +420,7 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
     # which check_path sees), or renamed (followed by aliases()): as any other value
     # (`[jsonrpc][0].classify`, passed to a function) what is read from it is out of sight.
     as_base = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
 
     def module_as_value(node: ast.AST) -> None:
         if not off_limits or id(node) in as_base or id(node) in annotations \
@@ -442,6 +465,9 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES \
                 and isinstance(node.ctx, ast.Load) and id(node) not in own_locals:
             flag(node, "name", node.id)
+        elif isinstance(node, ast.Name) and node.id == "getattr" and id(node) not in called \
+                and isinstance(node.ctx, ast.Load) and id(node) not in own_locals:
+            flag(node, "getattr_value", node.id)  # g = getattr; g(x, "__glo" + "bals__")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and node.id in bound and id(node) not in annotations:
             path = bound[node.id]  # a reference the setup imported, used by its name
@@ -451,6 +477,8 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
             attr = node.attr
             if attr.startswith("__") and attr.endswith("__") and attr not in ALLOWED_DUNDERS:
                 flag(node, "dunder", attr)
+            elif attr in FRAME_ATTRIBUTES:
+                flag(node, "internals", attr)
             path = dotted(node)
             if path:
                 check_path(node, path)
@@ -458,7 +486,7 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
                 and node.func.id == "getattr":
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
-                    or name.value.startswith("__"):
+                    or name.value.startswith("__") or name.value in FRAME_ATTRIBUTES:
                 flag(node, "getattr", ast.unparse(name) if name is not None else "?")
             elif node.args and (base := dotted(node.args[0])):
                 check_path(node, f"{base}.{name.value}")
