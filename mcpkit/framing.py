@@ -288,8 +288,11 @@ class NdjsonDecoder:
                 append(_loads(text))
             except (ValueError, RecursionError) as exc:
                 # Blank lines are rare, so they are told apart from bad JSON only after the
-                # parser has rejected them rather than being tested for on every line.
-                if text and not text.isspace():
+                # parser has rejected them rather than being tested for on every line. The
+                # bytes' own isspace (ASCII whitespace), as for a line buffered across reads:
+                # str.isspace also takes "\x1c" and a non-breaking space, so the same line
+                # was skipped in one chunk and InvalidJson when split (found by an audit).
+                if line and not line.isspace():
                     append(_json_error(exc, line))
 
         if tail:

@@ -235,6 +235,20 @@ def test_ndjson_blank_lines_are_ignored() -> None:
     assert decode_all(NdjsonDecoder(), one_byte_chunks(stream)) == [{"a": 1}, [2]]
 
 
+@pytest.mark.parametrize("line", [b"\x1c", b"\xc2\xa0", b"\xe2\x80\xa8"])
+def test_ndjson_a_line_of_non_ascii_space_is_invalid_however_it_is_chunked(line: bytes) -> None:
+    """Only ASCII whitespace makes a blank line: str.isspace's wider set (\\x1c, a
+    non-breaking space, U+2028) once skipped such a line in one chunk but not when split
+    (an audit)."""
+    data = line + b"\n" + b'{"id":1}\n'
+    whole = NdjsonDecoder().feed(data)
+    d = NdjsonDecoder()
+    split = d.feed(data[:1]) + d.feed(data[1:])
+    for items in (whole, split):
+        assert [type(i).__name__ if isinstance(i, Exception) else i for i in items] == \
+            ["InvalidJson", {"id": 1}]
+
+
 def test_ndjson_close_decodes_a_final_unterminated_line() -> None:
     decoder = NdjsonDecoder()
     assert decoder.feed(b'{"a":1}\n{"b":') == [{"a": 1}]

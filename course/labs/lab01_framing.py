@@ -172,9 +172,10 @@ grading.check_encoders(encode_ndjson, encode_content_length)
 # Decode the UTF-8 yourself before parsing: `json.loads` accepts bytes too, but then a UTF-8
 # problem comes out as a JSON one. `NaN`, `Infinity` and `-Infinity` are not JSON (RFC 8259),
 # though `json.loads` accepts them: they give `InvalidJson` too (`json.loads(text,
-# parse_constant=...)` calls a function of yours on each of them). And watch for hostile
-# input: a body of 100,000 nested `[` makes `json.loads` raise `RecursionError`, which is
-# not a `ValueError`.
+# parse_constant=...)` calls a function of yours on each of them), but the same words inside
+# a string are just text. A byte order mark (`b"\xef\xbb\xbf"`) before the JSON is not JSON
+# either. And watch for hostile input: a body of 100,000 nested `[` makes `json.loads` raise
+# `RecursionError`, which is not a `ValueError`.
 
 # %% [markdown] lang="es"
 # ## Parte 2 · Un cuerpo, un valor
@@ -193,9 +194,10 @@ grading.check_encoders(encode_ndjson, encode_content_length)
 # Decodifica tú el UTF-8 antes de analizar: `json.loads` también acepta bytes, pero entonces un
 # problema de UTF-8 sale como uno de JSON. `NaN`, `Infinity` y `-Infinity` no son JSON (RFC
 # 8259), aunque `json.loads` los acepta: también dan `InvalidJson` (`json.loads(text,
-# parse_constant=...)` llama a una función tuya con cada uno). Y cuidado con la entrada
-# hostil: un cuerpo con 100.000 `[` anidados hace que `json.loads` lance `RecursionError`, que
-# no es un `ValueError`.
+# parse_constant=...)` llama a una función tuya con cada uno), pero esas mismas palabras dentro
+# de una cadena son texto sin más. Una marca de orden de bytes (`b"\xef\xbb\xbf"`) antes del
+# JSON tampoco es JSON. Y cuidado con la entrada hostil: un cuerpo con 100.000 `[` anidados
+# hace que `json.loads` lance `RecursionError`, que no es un `ValueError`.
 
 # %%
 def parse_message(body):
@@ -326,8 +328,9 @@ grading.check_ndjson_decoder(NdjsonDecoder)
 # 2. Then take **exactly** `Content-Length` bytes as the body (it may contain `\r\n\r\n` and
 #    anything else), and pass them to `parse_message`.
 # 3. A header section with no `Content-Length`, or one whose value is not a non-negative
-#    integer, gives `InvalidHeader("...")`; drop that header section and go on with what
-#    follows.
+#    integer written in ASCII digits (`0` to `9` only: no sign, no other script's digits;
+#    spaces around it are fine), gives `InvalidHeader("...")`; drop that header section and
+#    go on with what follows.
 # 4. A declared length over `max_message_size` gives `MessageTooLarge(length, limit)` at once,
 #    before the body arrives. Then skip exactly that many bytes, without keeping them.
 #
@@ -351,8 +354,9 @@ grading.check_ndjson_decoder(NdjsonDecoder)
 # 2. Después toma **exactamente** `Content-Length` bytes como cuerpo (puede contener
 #    `\r\n\r\n` y cualquier otra cosa) y pásalos a `parse_message`.
 # 3. Una sección de cabeceras sin `Content-Length`, o con un valor que no es un entero no
-#    negativo, da `InvalidHeader("...")`; descarta esa sección de cabeceras y sigue con lo que
-#    venga después.
+#    negativo escrito con dígitos ASCII (solo del `0` al `9`: sin signo ni dígitos de otras
+#    escrituras; los espacios alrededor no molestan), da `InvalidHeader("...")`; descarta esa
+#    sección de cabeceras y sigue con lo que venga después.
 # 4. Una longitud declarada mayor que `max_message_size` da `MessageTooLarge(length, limit)` de
 #    inmediato, antes de que llegue el cuerpo. Luego salta exactamente esos bytes, sin
 #    guardarlos.
