@@ -462,22 +462,24 @@ _FRESH = ("return a copy of every tool, also of those that keep their plain name
 
 
 def _copies_apart(merge: Callable[..., Any]) -> list[Any]:
-    """merge() under prefix-on-collision (a renamed and two plain names): whether no tool it
-    returned is a server's dict, and whether changing each one it returned leaves the
-    servers' lists as they were (for a renamed tool, for a plain one)."""
+    """merge() under prefix-on-collision (two renamed and two plain names): whether no tool
+    it returned is a server's dict, and whether changing each one it returned leaves the
+    servers' lists as they were (the renamed ones, the ones with a plain name; a naming
+    mistake is other cases' business)."""
     servers = {"files": _tools("search", "read", of="files"),
                "web": _tools("search", "fetch", of="web")}
     given = copy.deepcopy(servers)
     own = [tool for tools in given.values() for tool in tools]
     tools = merge(given, "prefix-on-collision", "__")[0]
     fresh = _fresh([[tools]], own)
-    changed = {}
-    for tool in list(tools):
+    plain = {tool["name"] for tools in servers.values() for tool in tools}
+    alone = {True: True, False: True}  # renamed, plain: the servers' lists still as given
+    for tool in list(tools) if isinstance(tools, list | tuple) else ():
         if isinstance(tool, dict):
-            renamed = tool.get("name") not in ("read", "fetch")
             tool["description"] = "changed by the caller"
-            changed[renamed] = seen(given) == seen(servers)
-    return [fresh, changed.get(True, False), changed.get(False, False)]
+            kept = tool.get("name") in plain
+            alone[not kept] = alone[not kept] and seen(given) == seen(servers)
+    return [fresh, alone[True], alone[False]]
 
 
 def _differs(got: Any, expected: Any) -> bool:
