@@ -851,9 +851,14 @@ def _blame(merge: Callable[..., Any], ops: list[tuple]) -> str | None:
 def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
     steps: list[Step] = []
     ns: Any = None
+    # the lists the namespace holds, as mcpkit's would: under "reject" a colliding update
+    # may name any real collision of the lists it merges (shown as the first one met)
+    config: list[str] = []
+    policy, lists = "", {}
     for op in ops:
         label = _show_ops([op])
         if op[0] == "new":
+            config, policy = list(op[1]), (op[2] if len(op) > 2 else "prefix-on-collision")
             try:
                 ns = cls(list(op[1]), *op[2:])
             except NotImplementedError:
@@ -863,8 +868,14 @@ def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
             continue
         if op[0] == "update":
             tools = [{"name": n, "description": f"{op[1]}: {n}"} for n in op[2]]
-            steps.append(Step(label, _done(ns.update, op[1], tools)))
+            after = {**lists, op[1]: tools}
+            merged = {s: after[s] for s in config if s in after}
+            got = _any_collision(_done(ns.update, op[1], tools), merged, policy)
+            steps.append(Step(label, got))
+            if not _collisions(merged)[0] or policy != "reject":
+                lists = after
         elif op[0] == "remove":
+            lists.pop(op[1], None)
             steps.append(Step(label, _done(ns.remove, op[1])))
         elif op[0] == "tools":
             steps.append(Step(label, _outcome(_names, ns)))
