@@ -168,8 +168,9 @@ SERVER = grading.lab06_server_command()
 # Two more rules hold under every policy. If an exposed name is already taken (a server listing
 # the same name twice, or a prefixed name that happens to equal another: `a` + `b__c` and
 # `a__b` + `c`), the later tool is hidden: the first one wins. Under `"reject"` only a name
-# taken by a *different* server raises; the message must name the tool and both servers. An
-# unknown policy raises `ValueError`.
+# taken by a *different* server raises; the message must name the tool and both servers (when
+# several names collide, raising for any one of them will do). An unknown policy raises
+# `ValueError`, even with no tool to merge.
 
 # %% [markdown] lang="es"
 # ## Parte 1 · Un espacio de nombres para muchos servidores
@@ -200,8 +201,9 @@ SERVER = grading.lab06_server_command()
 # servidor que enumera el mismo nombre dos veces, o un nombre con prefijo que resulta igual a
 # otro: `a` + `b__c` y `a__b` + `c`), la herramienta posterior queda oculta: gana la primera.
 # Con `"reject"`, solo se lanza `NameCollision` si el nombre lo ocupa un servidor *distinto*; el
-# mensaje debe nombrar la herramienta y los dos servidores. Una política desconocida lanza
-# `ValueError`.
+# mensaje debe nombrar la herramienta y los dos servidores (si chocan varios nombres, basta con
+# lanzarla por cualquiera de ellos). Una política desconocida lanza `ValueError`, aunque no haya
+# ninguna herramienta que fusionar.
 
 # %%
 def merge(servers, policy="prefix-on-collision", separator="__"):
@@ -269,7 +271,8 @@ grading.check_merge(merge)
 #   (whatever order the servers came up in). Under `"reject"`, a collision raises
 #   `NameCollision` and leaves the namespace as it was. A `server` that is not in the config
 #   is ignored: its tools are never merged.
-# - `remove(server)`: the server is gone for good (a server never updated: nothing changes).
+# - `remove(server)`: the server is gone, and its tools with it (a server never updated:
+#   nothing changes). If it comes back, a later `update(server, tools)` merges it again.
 # - `tools()`: the merged tools.
 # - `route(name)`: `(server, original name)` for an exposed name, or raise
 #   `UnknownTool(message, name)`.
@@ -293,7 +296,8 @@ grading.check_merge(merge)
 #   orden de la configuración** (sea cual sea el orden en que arrancaron los servidores). Con
 #   `"reject"`, una colisión lanza `NameCollision` y deja el espacio de nombres como estaba. Un
 #   `server` que no está en la configuración se ignora: sus herramientas nunca se fusionan.
-# - `remove(server)`: el servidor se fue definitivamente (si nunca se actualizó, no cambia nada).
+# - `remove(server)`: el servidor se fue, y sus herramientas con él (si nunca se actualizó, no
+#   cambia nada). Si vuelve, un `update(server, tools)` posterior lo fusiona de nuevo.
 # - `tools()`: las herramientas fusionadas.
 # - `route(name)`: `(servidor, nombre original)` para un nombre expuesto, o lanza
 #   `UnknownTool(message, name)`.

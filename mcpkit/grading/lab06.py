@@ -223,13 +223,70 @@ def _show_servers(servers: dict[str, list[dict[str, Any]]]) -> str:
 
 def _merged(impl: Callable[..., Any], servers: dict, policy: str, separator: str = "__"
             ) -> list[Any]:
-    """merge() on a copy of ``servers``: its result, then whether the input was left alone."""
+    """merge() on a copy of ``servers``: its result, whether the input was left alone, and
+    whether every tool it returned is a new dict (none is one of the server's own)."""
     given = copy.deepcopy(servers)
-    got = _outcome(impl, given, policy, separator)
+    own = [tool for tools in given.values() for tool in tools]
+    returned: list[Any] = []
+
+    def call(*args: Any) -> Any:
+        returned.append(impl(*args))
+        return returned[0]
+
+    got = _outcome(call, given, policy, separator)
     if isinstance(got, list) and len(got) == 3 and isinstance(got[1], dict):
         got = [got[0], {k: list(v) if isinstance(v, list | tuple) else v
                         for k, v in got[1].items()}, got[2]]
-    return [got, seen(given) == seen(servers)]
+    got = _any_collision(got, servers, policy)
+    return [got, seen(given) == seen(servers), _fresh(returned, own)]
+
+
+def _fresh(returned: list[Any], own: list[Any]) -> bool:
+    """Whether no tool merge() returned is one of the server's own dicts."""
+    try:
+        tools = returned[0][0] if returned else []
+    except Exception:  # not a (tools, routes, hidden): the result says so already
+        return True
+    if not isinstance(tools, list | tuple):  # idem; and nothing of the learner's is iterated
+        return True
+    return not any(tool is mine for tool in tools for mine in own)
+
+
+def _collisions(servers: dict) -> tuple[set[tuple[str, tuple[str, str]]], Any]:
+    """Under "reject": every real collision (a name and two different servers offering it,
+    in config order), and the first one met server by server, tool by tool."""
+    holders: dict[Any, list[str]] = {}
+    first = None
+    for server, tools in servers.items():
+        for tool in tools:
+            name = tool.get("name")
+            owners = holders.setdefault(name, [])
+            if owners and server not in owners and first is None:
+                first = (name, (owners[0], server))
+            if server not in owners:
+                owners.append(server)
+    real = {(name, (a, b)) for name, owners in holders.items()
+            for i, a in enumerate(owners) for b in owners[i + 1:]}
+    return real, first
+
+
+def _any_collision(got: Any, servers: dict, policy: str) -> Any:
+    """When several names collide under "reject", NameCollision may name any of them: a real
+    collision is shown as the first one met, the one mcpkit reports (its message must still
+    name the tool and both servers it gave)."""
+    if policy != "reject" or not isinstance(got, dict) or got.get(_("raised", "lanzó")) != (
+            "NameCollision"):
+        return got
+    pair = got.get("servers")
+    if not isinstance(pair, list) or len(pair) != 2:
+        return got
+    real, first = _collisions(servers)
+    try:
+        if first is None or (got.get("name"), (pair[0], pair[1])) not in real:
+            return got
+    except TypeError:  # unhashable name or servers: not a collision of these servers
+        return got
+    return {**got, "name": first[0], "servers": list(first[1])}
 
 
 def _tools(*names: str, **extra: Any) -> list[dict[str, Any]]:
@@ -244,84 +301,141 @@ def check_merge(merge: Callable[..., Any]) -> None:
     two = {"files": _tools("search", "read", of="files"),
            "web": _tools("search", "fetch", of="web")}
 
-    def expect(servers: dict, policy: str, separator: str = "__") -> list[Any]:
-        return _merged(reference_merge, servers, policy, separator)
+    def merged(name: str, servers: dict, policy: str, separator: str = "__",
+               hint: str | None = None) -> CaseResult:
+        # the whole result is compared (the fresh dicts have a case of their own); the hint
+        # is read from its first part that differs
+        expected = _merged(reference_merge, servers, policy, separator)[:2]
+        return case(name, lambda: _merged(merge, servers, policy, separator)[:2], expected,
+                    hint=_merge_case_hint(servers, policy, separator, expected, hint))
 
+    def unknown(*calls: tuple[dict, str]) -> Callable[[], Any]:
+        return lambda: [_merged(merge, servers, policy)[0] for servers, policy in calls]
+
+    value_error = {_("raised", "lanzó"): "ValueError"}
     results = [
         case(_("the servers' own lists are left alone", "las listas de los servidores no se tocan"),
              lambda: _merged(merge, two, "prefix")[1], True,
-             hint=_("copy each tool ({**tool, 'name': exposed}) instead of renaming it in "
-                    "place: the server's list is the server's",
-                    "copia cada herramienta ({**tool, 'name': exposed}) en lugar de "
-                    "renombrarla en su sitio: la lista del servidor es del servidor")),
-        case(_("no collision: names stay as they are", "sin colisión: los nombres no cambian"),
-             lambda: _merged(merge, {"files": _tools("read"), "web": _tools("fetch")},
-                             "prefix-on-collision"),
-             expect({"files": _tools("read"), "web": _tools("fetch")}, "prefix-on-collision"),
-             hint=_("with prefix-on-collision only names that two servers offer get a prefix",
-                    "con prefix-on-collision solo llevan prefijo los nombres que ofrecen dos "
-                    "servidores")),
-        case(_("prefix-on-collision: both `search` tools get their server's prefix",
-               "prefix-on-collision: las dos `search` llevan el prefijo de su servidor"),
-             lambda: _merged(merge, two, "prefix-on-collision"),
-             expect(two, "prefix-on-collision"),
-             hint=_("rename every holder of a shared name (files__search and web__search), "
-                    "not only the second one: then no name depends on which server came first",
-                    "renombra a todos los que comparten el nombre (files__search y "
-                    "web__search), no solo al segundo: así ningún nombre depende de qué "
-                    "servidor llegó primero")),
-        case(_("prefix: every tool gets its server's prefix",
-               "prefix: todas las herramientas llevan el prefijo de su servidor"),
-             lambda: _merged(merge, two, "prefix", "/"), expect(two, "prefix", "/"),
-             hint=_("server + separator + name, for every tool, colliding or not",
-                    "server + separator + name, para cada herramienta, colisione o no")),
-        case(_("first-wins: the later `search` is hidden, and listed as hidden",
-               "first-wins: la `search` posterior queda oculta, y aparece como oculta"),
-             lambda: _merged(merge, two, "first-wins"), expect(two, "first-wins"),
-             hint=_("the first server in order keeps the name; the later tool is left out of "
-                    "the tools and routes and goes into hidden as (server, name)",
-                    "el primer servidor en orden se queda el nombre; la herramienta posterior "
-                    "queda fuera de las herramientas y las rutas y va a hidden como "
-                    "(servidor, nombre)")),
-        case(_("reject: NameCollision naming the tool and both servers",
-               "reject: NameCollision con la herramienta y los dos servidores"),
-             lambda: _merged(merge, two, "reject"), expect(two, "reject"),
-             hint=_("raise NameCollision(message, name, (first, second)); the message must "
-                    "name the tool and both servers, so that the user knows what to rename",
-                    "lanza NameCollision(message, name, (first, second)); el mensaje debe "
-                    "nombrar la herramienta y los dos servidores, para que el usuario sepa qué "
-                    "renombrar")),
-        case(_("reject: a name twice in one server is not a collision between servers",
-               "reject: un nombre repetido en un servidor no es una colisión entre servidores"),
-             lambda: _merged(merge, {"files": _tools("read", "read")}, "reject"),
-             expect({"files": _tools("read", "read")}, "reject"),
-             hint=_("only two different servers collide; a server's own duplicate is hidden "
-                    "(its first one wins), under every policy",
-                    "solo hay colisión entre dos servidores distintos; el duplicado de un mismo "
-                    "servidor queda oculto (gana el primero), con cualquier política")),
-        case(_("prefix-on-collision: a name twice in one server is not shared",
-               "prefix-on-collision: un nombre repetido en un servidor no es compartido"),
-             lambda: _merged(merge, {"files": _tools("read", "read"), "web": _tools("fetch")},
-                             "prefix-on-collision"),
-             expect({"files": _tools("read", "read"), "web": _tools("fetch")},
-                    "prefix-on-collision"),
-             hint=_("a name is shared when two or more different servers offer it; count "
-                    "servers, not tools (the duplicate is hidden, the first keeps the plain "
-                    "name)",
-                    "un nombre es compartido cuando lo ofrecen dos o más servidores distintos; "
-                    "cuenta servidores, no herramientas (el duplicado queda oculto, el primero "
-                    "conserva el nombre sin prefijo)")),
-        case(_("a prefixed name can collide too (`a` + `b__c`, `a__b` + `c`)",
-               "un nombre con prefijo también puede provocar una colisión (`a` + `b__c`, "
-               "`a__b` + `c`)"),
-             lambda: _merged(merge, {"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
-             expect({"a": _tools("b__c"), "a__b": _tools("c")}, "prefix"),
-             hint=_("check the exposed name, after the prefix, against the names already "
-                    "taken",
-                    "compara el nombre expuesto, ya con el prefijo, con los nombres ya "
-                    "ocupados")),
+             hint=_(*_COPY_IN_PLACE)),
+        case(_("the tools returned are new dicts, renamed or not: changing them leaves the "
+               "servers' alone",
+               "las herramientas devueltas son dicts nuevos, renombradas o no: cambiarlas no "
+               "toca las de los servidores"),
+             lambda: _copies_apart(merge), [True, True, True],
+             hint=_(*_FRESH)),
+        merged(_("no collision: names stay as they are", "sin colisión: los nombres no cambian"),
+               {"files": _tools("read"), "web": _tools("fetch")}, "prefix-on-collision",
+               hint=_("with prefix-on-collision only names that two servers offer get a prefix",
+                      "con prefix-on-collision solo llevan prefijo los nombres que ofrecen dos "
+                      "servidores")),
+        merged(_("prefix-on-collision: both `search` tools get their server's prefix",
+                 "prefix-on-collision: las dos `search` llevan el prefijo de su servidor"),
+               two, "prefix-on-collision",
+               hint=_("rename every holder of a shared name (files__search and web__search), "
+                      "not only the second one: then no name depends on which server came "
+                      "first",
+                      "renombra a todos los que comparten el nombre (files__search y "
+                      "web__search), no solo al segundo: así ningún nombre depende de qué "
+                      "servidor llegó primero")),
+        merged(_("prefix: every tool gets its server's prefix",
+                 "prefix: todas las herramientas llevan el prefijo de su servidor"),
+               two, "prefix", "/",
+               hint=_("server + separator + name, for every tool, colliding or not",
+                      "server + separator + name, para cada herramienta, colisione o no")),
+        merged(_("prefix: a name that already starts with a server's prefix gets one more "
+                 "(`a` + `a__x` is `a__a__x`)",
+                 "prefix: un nombre que ya empieza por el prefijo de un servidor recibe uno "
+                 "más (`a` + `a__x` da `a__a__x`)"),
+               {"a": _tools("a__x", "b__x"), "b": _tools("x")}, "prefix",
+               hint=_("always server + separator + name, even when the name already starts "
+                      "with a prefix: the name is the server's, whatever it looks like",
+                      "siempre server + separator + name, aunque el nombre ya empiece por un "
+                      "prefijo: el nombre es del servidor, parezca lo que parezca")),
+        merged(_("first-wins: the later `search` is hidden, and listed as hidden",
+                 "first-wins: la `search` posterior queda oculta, y aparece como oculta"),
+               two, "first-wins",
+               hint=_("the first server in order keeps the name; the later tool is left out of "
+                      "the tools and routes and goes into hidden as (server, name)",
+                      "el primer servidor en orden se queda el nombre; la herramienta "
+                      "posterior queda fuera de las herramientas y las rutas y va a hidden "
+                      "como (servidor, nombre)")),
+        merged(_("first-wins: every tool left out is in hidden, a repeated one each time",
+                 "first-wins: cada herramienta que queda fuera está en hidden, una repetida "
+                 "cada vez"),
+               {"files": _tools("read"), "web": _tools("read", "fetch", "read")}, "first-wins",
+               hint=_("hidden gets one (server, original name) per tool left out, in order: a "
+                      "server that lists a taken name twice appears there twice",
+                      "hidden recibe un (servidor, nombre original) por cada herramienta que "
+                      "queda fuera, en orden: un servidor que enumera dos veces un nombre "
+                      "ocupado aparece dos veces")),
+        merged(_("config order, not alphabetical: `web` comes first, and keeps `search`",
+                 "el orden de la configuración, no el alfabético: `web` va primero y se "
+                 "queda `search`"),
+               {"web": _tools("search", "fetch", of="web"),
+                "files": _tools("search", "read", of="files")}, "first-wins",
+               hint=_("walk the servers in the dict's own order (config order), not sorted",
+                      "recorre los servidores en el orden del propio dict (el de la "
+                      "configuración), sin ordenarlos")),
+        merged(_("reject: NameCollision naming the tool and both servers",
+                 "reject: NameCollision con la herramienta y los dos servidores"),
+               two, "reject",
+               hint=_("raise NameCollision(message, name, (first, second)); the message must "
+                      "name the tool and both servers, so that the user knows what to rename",
+                      "lanza NameCollision(message, name, (first, second)); el mensaje debe "
+                      "nombrar la herramienta y los dos servidores, para que el usuario sepa "
+                      "qué renombrar")),
+        merged(_("reject: three servers offer `search`: the error names two of them",
+                 "reject: tres servidores ofrecen `search`: el error nombra a dos de ellos"),
+               {"files": _tools("search"), "web": _tools("search"), "git": _tools("search")},
+               "reject",
+               hint=_("NameCollision's servers are a pair, (first, second): the server that "
+                      "has the name and the one that wants it too",
+                      "los servidores de NameCollision son un par, (first, second): el servidor "
+                      "que tiene el nombre y el que también lo quiere")),
+        merged(_("reject: a name twice in one server is not a collision between servers",
+                 "reject: un nombre repetido en un servidor no es una colisión entre "
+                 "servidores"),
+               {"files": _tools("read", "read")}, "reject",
+               hint=_("only two different servers collide; a server's own duplicate is hidden "
+                      "(its first one wins), under every policy",
+                      "solo hay colisión entre dos servidores distintos; el duplicado de un "
+                      "mismo servidor queda oculto (gana el primero), con cualquier política")),
+        merged(_("prefix-on-collision: a name twice in one server is not shared",
+                 "prefix-on-collision: un nombre repetido en un servidor no es compartido"),
+               {"files": _tools("read", "read"), "web": _tools("fetch")},
+               "prefix-on-collision",
+               hint=_("a name is shared when two or more different servers offer it; count "
+                      "servers, not tools (the duplicate is hidden, the first keeps the plain "
+                      "name)",
+                      "un nombre es compartido cuando lo ofrecen dos o más servidores "
+                      "distintos; cuenta servidores, no herramientas (el duplicado queda "
+                      "oculto, el primero conserva el nombre sin prefijo)")),
+        merged(_("a prefixed name can collide too (`a` + `b__c`, `a__b` + `c`)",
+                 "un nombre con prefijo también puede provocar una colisión (`a` + `b__c`, "
+                 "`a__b` + `c`)"),
+               {"a": _tools("b__c"), "a__b": _tools("c")}, "prefix",
+               hint=_("check the exposed name, after the prefix, against the names already "
+                      "taken",
+                      "compara el nombre expuesto, ya con el prefijo, con los nombres ya "
+                      "ocupados")),
         case(_("an unknown policy is a ValueError", "una política desconocida es un ValueError"),
-             lambda: _merged(merge, two, "last-wins")[0], {_("raised", "lanzó"): "ValueError"}),
+             lambda: _merged(merge, two, "last-wins")[0], value_error),
+        case(_("an unknown policy is a ValueError even with nothing to merge",
+               "una política desconocida es un ValueError aunque no haya nada que fusionar"),
+             unknown(({}, "bogus"), ({"files": [], "web": []}, "bogus")),
+             [value_error, value_error],
+             hint=_("check the policy first, before looking at any tool: merge({}, 'bogus') "
+                    "raises ValueError too",
+                    "comprueba la política lo primero, antes de mirar ninguna herramienta: "
+                    "merge({}, 'bogus') también lanza ValueError")),
+        case(_("policy names are exact: 'PREFIX' and 'first_wins' are unknown",
+               "los nombres de política son exactos: 'PREFIX' y 'first_wins' son "
+               "desconocidos"),
+             unknown((two, "PREFIX"), (two, "first_wins")), [value_error, value_error],
+             hint=_("compare the policy as given with the four names, without changing its "
+                    "case or its dashes",
+                    "compara la política tal como llega con los cuatro nombres, sin cambiar "
+                    "mayúsculas ni guiones")),
         differential(
             _("behaves like mcpkit's merge_namespace on generated servers (every policy, "
               "separators inside names, duplicates, empty servers)",
@@ -334,8 +448,162 @@ def check_merge(merge: Callable[..., Any]) -> None:
     run_checks(results)
 
 
-_SERVER_NAMES = ("files", "web", "git", "a", "a__b", "db", "a/b")
-_TOOL_NAMES = ("search", "read", "fetch", "list", "b__c", "c", "b/c", "query", "x" * 120)
+_COPY_IN_PLACE = ("copy each tool ({**tool, 'name': exposed}) instead of renaming it in "
+                  "place: the server's list is the server's",
+                  "copia cada herramienta ({**tool, 'name': exposed}) en lugar de "
+                  "renombrarla en su sitio: la lista del servidor es del servidor")
+_FRESH = ("return a copy of every tool, also of those that keep their plain name "
+          "({**tool, 'name': exposed} each time): a tool returned as it is is the server's "
+          "own dict, and whoever changes the merged list changes the server's",
+          "devuelve una copia de cada herramienta, también de las que conservan su nombre "
+          "simple ({**tool, 'name': exposed} cada vez): una herramienta devuelta tal cual es "
+          "el propio dict del servidor, y quien cambie la lista fusionada cambia la del "
+          "servidor")
+
+
+def _copies_apart(merge: Callable[..., Any]) -> list[Any]:
+    """merge() under prefix-on-collision (two renamed and two plain names): whether no tool
+    it returned is a server's dict, and whether changing each one it returned leaves the
+    servers' lists as they were (the renamed ones, the ones with a plain name; a naming
+    mistake is other cases' business)."""
+    servers = {"files": _tools("search", "read", of="files"),
+               "web": _tools("search", "fetch", of="web")}
+    given = copy.deepcopy(servers)
+    own = [tool for tools in given.values() for tool in tools]
+    tools = merge(given, "prefix-on-collision", "__")[0]
+    fresh = _fresh([[tools]], own)
+    plain = {tool["name"] for tools in servers.values() for tool in tools}
+    alone = {True: True, False: True}  # renamed, plain: the servers' lists still as given
+    for tool in list(tools) if isinstance(tools, list | tuple) else ():
+        if isinstance(tool, dict):
+            tool["description"] = "changed by the caller"
+            kept = tool.get("name") in plain
+            alone[not kept] = alone[not kept] and seen(given) == seen(servers)
+    return [fresh, alone[True], alone[False]]
+
+
+def _differs(got: Any, expected: Any) -> bool:
+    return not _equal(got, expected)
+
+
+def _merge_case_hint(servers: dict, policy: str, separator: str, expected: list[Any],
+                     own: str | None) -> Callable[[Any], str | None]:
+    """A named part 1 case's hint, read from what differs: its parts in order (the exposed
+    names, the routes, hidden, the copied fields, the input), the case's own
+    hint only when the names differ in a way no sharper hint explains."""
+
+    def hint(got: Any) -> str | None:
+        if not isinstance(got, list) or len(got) != len(expected):
+            return own
+        found = _merge_fault(servers, policy, separator, expected[0], got[0])
+        if found is not None:
+            return found or own
+        if _differs(got[1], expected[1]):
+            return _(*_COPY_IN_PLACE)
+        return own
+
+    return hint
+
+
+def _merge_fault(servers: dict, policy: str, separator: str, expected: Any, got: Any
+                 ) -> str | None:
+    """What differs first between two merge() results: a hint, "" when they differ in a way
+    only the case's own hint explains, None when the results are equal."""
+    if not _differs(got, expected):
+        return None
+    shaped = (isinstance(got, list) and len(got) == 3 and isinstance(got[0], list)
+              and isinstance(got[1], dict) and isinstance(got[2], list))
+    if not shaped or not isinstance(expected, list):
+        return ""  # an error on either side: the case is about that error
+    want, have = [_name_of(t) for t in expected[0]], [_name_of(t) for t in got[0]]
+    if _differs(have, want):
+        return _naming_fault(servers, policy, separator, want, have)
+    if _differs(got[1], expected[1]):
+        return _("the exposed names are right; the routes are not: each maps its exposed "
+                 "name to (server, original name), the name the server itself knows",
+                 "los nombres expuestos están bien; las rutas no: cada una lleva su nombre "
+                 "expuesto a (servidor, nombre original), el nombre que conoce el propio "
+                 "servidor")
+    if _differs(got[2], expected[2]):
+        return _("the tools and routes are right; hidden is not: the (server, original name) "
+                 "of each tool left out, in the order they were met",
+                 "las herramientas y las rutas están bien; hidden no: el (servidor, nombre "
+                 "original) de cada herramienta que queda fuera, en el orden en que aparecen")
+    return _("the names are right, but not the rest of each tool: return a copy of the "
+             "server's tool with every field it has (description, inputSchema...), only "
+             "\"name\" changed, nothing added",
+             "los nombres están bien, pero no el resto de cada herramienta: devuelve una copia "
+             "de la herramienta del servidor con todos sus campos (description, "
+             "inputSchema...), cambiando solo \"name\" y sin añadir nada")
+
+
+def _name_of(tool: Any) -> Any:
+    return tool.get("name") if isinstance(tool, dict) else tool
+
+
+def _naming_fault(servers: dict, policy: str, separator: str, want: list[Any],
+                  have: list[Any]) -> str:
+    """Why the exposed names differ, when the evidence says: a name listed twice, the right
+    names in another order, a name prefixed that no other server offers, a prefix left off a
+    name that already looks prefixed, another separator; "" otherwise."""
+    if len({repr(n) for n in have}) < len(have):
+        return _("an exposed name appears twice in tools: a later tool whose exposed name is "
+                 "already taken is hidden (left out of tools and routes, listed in hidden); "
+                 "the first one keeps the name",
+                 "un nombre expuesto aparece dos veces en las herramientas: una herramienta "
+                 "posterior cuyo nombre expuesto ya está ocupado queda oculta (fuera de las "
+                 "herramientas y las rutas, en hidden); el primero se queda el nombre")
+    if sorted(map(repr, have)) == sorted(map(repr, want)):
+        return _("the right names in another order: server by server in the order of "
+                 "servers (config order: the dict's own order, not sorted), each server's "
+                 "tools in their own order",
+                 "los nombres correctos en otro orden: servidor a servidor en el orden de "
+                 "servers (el de la configuración: el del propio dict, sin ordenar), y las "
+                 "herramientas de cada servidor en su orden")
+    offered: dict[Any, set[str]] = {}
+    for server, tools in servers.items():
+        for tool in tools:
+            offered.setdefault(tool.get("name"), set()).add(server)
+    for server, tools in servers.items():
+        for tool in tools:
+            name = tool.get("name")
+            if not isinstance(name, str):
+                continue
+            prefixed = server + separator + name
+            if (policy == "prefix-on-collision" and len(offered[name]) == 1
+                    and name in want and name not in have and prefixed in have):
+                return _("{name!r} is offered by {server!r} alone: it keeps its plain name; "
+                         "only a name that two or more servers offer gets a prefix, not every "
+                         "tool of a server that shares one",
+                         "{name!r} solo lo ofrece {server!r}: conserva su nombre simple; solo "
+                         "lleva prefijo un nombre que ofrecen dos o más servidores, no todas "
+                         "las herramientas de un servidor que comparte uno").format(
+                             name=name, server=server)
+            if prefixed in want and prefixed not in have:
+                if name.startswith(server + separator) and name in have:
+                    return _("the prefix is added even when the name already starts with "
+                             "it: {server!r}'s tool {name!r} is exposed as {prefixed!r}",
+                             "el prefijo se añade aunque el nombre ya empiece por él: la "
+                             "herramienta {name!r} de {server!r} se expone como "
+                             "{prefixed!r}").format(server=server, name=name,
+                                                    prefixed=prefixed)
+                joined = [n for n in have if isinstance(n, str) and n != prefixed
+                          and n.startswith(server) and n.endswith(name)
+                          and len(n) > len(server) + len(name)]
+                if joined:
+                    return _("join the server and the name with the separator given "
+                             "({separator!r}): {prefixed!r}, not {other!r}",
+                             "une el servidor y el nombre con el separador que recibes "
+                             "({separator!r}): {prefixed!r}, no {other!r}").format(
+                                 separator=separator, prefixed=prefixed, other=joined[0])
+    return ""
+
+
+_SERVER_NAMES = ("files", "web", "git", "a", "a__b", "db", "a/b", "b")
+#: Past the first six (the namespace checks draw those): names that already start with a
+#: server's prefix, which gets added all the same.
+_TOOL_NAMES = ("search", "read", "fetch", "list", "b__c", "c", "b/c", "query", "x" * 120,
+               "a__x", "files__read", "b__x")
 
 
 def _gen_servers(rng: Gen) -> dict[str, list[dict[str, Any]]]:
@@ -359,11 +627,16 @@ def _gen_merge(rng: Gen) -> tuple[dict, str, str]:
 
 def _merge_trial(impl: Callable[..., Any], x: tuple[dict, str, str]) -> list[Step]:
     servers, policy, separator = x
-    result, untouched = _merged(impl, servers, policy, separator)
+    result, untouched, fresh = _merged(impl, servers, policy, separator)
     label = f"merge({_show_servers(servers)}, {policy!r}, {separator!r})"
     return [Step(label, result),
             Step(_("the input afterwards is unchanged", "la entrada sigue igual después"),
-                 untouched)]
+                 untouched),
+            Step(_(*_FRESH_LABELS), fresh)]
+
+
+_FRESH_LABELS = ("no tool returned is one of the server's own dicts",
+                 "ninguna herramienta devuelta es uno de los dicts del propio servidor")
 
 
 def _show_merge(x: tuple[dict, str, str]) -> str:
@@ -385,11 +658,15 @@ def _shrink_merge(x: tuple[dict, str, str]) -> Iterator[tuple[dict, str, str]]:
 
 
 def _merge_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
-    if expected is not None and "unchanged" in expected.label or (
-            expected is not None and "sigue igual" in expected.label):
+    if expected is None or got is None:
+        return None
+    if "unchanged" in expected.label or "sigue igual" in expected.label:
         return _("copy each tool instead of changing the server's dict",
                  "copia cada herramienta en lugar de cambiar el dict del servidor")
-    return None
+    if expected.label in _FRESH_LABELS:
+        return _(*_FRESH)
+    servers, policy, separator = x
+    return _merge_fault(servers, policy, separator, expected.seen, got.seen) or None
 
 
 # --------------------------------------------------------------------------- part 2
@@ -407,11 +684,12 @@ def check_namespace(make: Callable[..., Any]) -> None:
     learner_merge = _learner_merge(make)
 
     def case(name: str, thunk: Callable[[], Any], expected: Any, ops: list[tuple],
-             hint: str | None = None) -> CaseResult:
+             hint: str | Callable[[Any], str | None] | None = None) -> CaseResult:
         # the namespace merges with the learner's merge(): when that merge itself gives
         # another result on the very lists this case merges, say so, not the case's hint
         return _case(name, thunk, expected,
-                     hint=lambda got: _merge_blame(learner_merge, ops) or hint)
+                     hint=lambda got: _merge_blame(learner_merge, ops) or (
+                         hint(got) if callable(hint) else hint))
 
     files = ("update", "files", ["search", "read"])
     web = ("update", "web", ["search", "fetch"])
@@ -453,15 +731,30 @@ def check_namespace(make: Callable[..., Any]) -> None:
              *both([("new", ["files", "web"], "prefix-on-collision"), files,
                     ("update", "stray", ["search", "extra"]), ("tools",), ("route", "search"),
                     ("route", "extra")]),
-             hint=_("merge only the servers given to Namespace(servers), in that order: a "
-                    "server outside the config adds no tools",
-                    "fusiona solo los servidores dados a Namespace(servers), en ese orden: un "
-                    "servidor fuera de la configuración no añade herramientas")),
-        case(_("remove(): a server gone for good takes its names with it",
-               "remove(): un servidor que se fue definitivamente se lleva sus nombres"),
+             hint=lambda got: _(*_STRAY_RAISES) if isinstance(got, list) and len(got) > 1 and (
+                 got[1] is not None) else _(*_STRAY)),
+        case(_("remove(): a removed server takes its names with it",
+               "remove(): un servidor retirado se lleva sus nombres"),
              *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
                     ("remove", "files"), ("tools",), ("route", "search"),
                     ("route", "files__read")])),
+        case(_("a removed server that sends its list again is merged again",
+               "un servidor retirado que vuelve a enviar su lista se fusiona de nuevo"),
+             *both([("new", ["files", "web"], "prefix-on-collision"), files, web,
+                    ("remove", "files"), files, ("tools",), ("route", "files__search")]),
+             hint=_("remove() takes the server's list out; a later update() of that server "
+                    "puts a list back, merged like any other (the server came back)",
+                    "remove() quita la lista del servidor; un update() posterior de ese "
+                    "servidor vuelve a poner una lista, que se fusiona como cualquier otra (el "
+                    "servidor volvió)")),
+        case(_("the separator given to Namespace is the one its names use",
+               "el separador que recibe Namespace es el que usan sus nombres"),
+             *both([("new", ["files", "web"], "prefix", "/"), files, web, ("tools",),
+                    ("route", "files/search"), ("route", "files__search")]),
+             hint=_("keep the separator given to Namespace(servers, policy, separator) and "
+                    "pass it on to merge() with the policy",
+                    "guarda el separador que recibe Namespace(servers, policy, separator) y "
+                    "pásaselo a merge() junto con la política")),
         case(_("reject: a colliding update raises and changes nothing",
                "reject: una actualización que provoca una colisión lanza NameCollision y no "
                "cambia nada"),
@@ -482,6 +775,14 @@ def check_namespace(make: Callable[..., Any]) -> None:
 
 
 _case = case
+_STRAY = ("merge only the servers given to Namespace(servers), in that order: a server "
+          "outside the config adds no tools",
+          "fusiona solo los servidores dados a Namespace(servers), en ese orden: un servidor "
+          "fuera de la configuración no añade herramientas")
+_STRAY_RAISES = ("ignore it: update() of a server outside the config returns without "
+                 "raising and without merging anything",
+                 "ignórala: update() de un servidor fuera de la configuración retorna sin "
+                 "lanzar ninguna excepción y sin fusionar nada")
 
 
 class _RecordingNamespace(ReferenceNamespace):
@@ -529,32 +830,37 @@ def _blame(merge: Callable[..., Any], ops: list[tuple]) -> str | None:
     for servers, policy, separator in recorder[0].merges if recorder else ():
         if not servers:
             continue
-        want = _merged(reference_merge, servers, policy, separator)
+        want = _merged(reference_merge, servers, policy, separator)[:2]
         try:
-            got = bounded(lambda s=servers, p=policy, sep=separator: _merged(merge, s, p, sep),
+            got = bounded(lambda s=servers, p=policy, sep=separator: _merged(merge, s, p, sep)[:2],
                           2.0)
         except NotImplementedError:  # part 1 not written: nothing to blame yet
             return None
         if not _equal(got, want):
             call = f"merge({_show_servers(servers)}, {policy!r}, {separator!r})"
             return _("your merge() from part 1 gives another result than mcpkit's for {call}, "
-                     "a merge this namespace makes: the difference comes from merge()'s "
-                     "{policy!r} policy, not from the Namespace; fix part 1 first",
+                     "a merge this namespace makes: the difference comes from merge(), not "
+                     "from the Namespace; fix part 1 first (its checks show where)",
                      "tu merge() de la parte 1 da un resultado distinto del de mcpkit para {call}, "
-                     "una fusión que hace este espacio de nombres: la diferencia viene de la "
-                     "política {policy!r} de merge(), no del Namespace; corrige primero la "
-                     "parte 1").format(call=call, policy=policy)
+                     "una fusión que hace este espacio de nombres: la diferencia viene de "
+                     "merge(), no del Namespace; corrige primero la parte 1 (sus "
+                     "comprobaciones muestran dónde)").format(call=call)
     return None
 
 
 def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
     steps: list[Step] = []
     ns: Any = None
+    # the lists the namespace holds, as mcpkit's would: under "reject" a colliding update
+    # may name any real collision of the lists it merges (shown as the first one met)
+    config: list[str] = []
+    policy, lists = "", {}
     for op in ops:
         label = _show_ops([op])
         if op[0] == "new":
+            config, policy = list(op[1]), (op[2] if len(op) > 2 else "prefix-on-collision")
             try:
-                ns = cls(list(op[1]), op[2])
+                ns = cls(list(op[1]), *op[2:])
             except NotImplementedError:
                 raise
             except Exception as exc:
@@ -562,8 +868,14 @@ def _namespace_trial(cls: Any, ops: list[tuple]) -> list[Step]:
             continue
         if op[0] == "update":
             tools = [{"name": n, "description": f"{op[1]}: {n}"} for n in op[2]]
-            steps.append(Step(label, _done(ns.update, op[1], tools)))
+            after = {**lists, op[1]: tools}
+            merged = {s: after[s] for s in config if s in after}
+            got = _any_collision(_done(ns.update, op[1], tools), merged, policy)
+            steps.append(Step(label, got))
+            if not _collisions(merged)[0] or policy != "reject":
+                lists = after
         elif op[0] == "remove":
+            lists.pop(op[1], None)
             steps.append(Step(label, _done(ns.remove, op[1])))
         elif op[0] == "tools":
             steps.append(Step(label, _outcome(_names, ns)))
@@ -580,7 +892,7 @@ def _show_ops(ops: list[tuple]) -> str:
     parts = []
     for op in ops:
         if op[0] == "new":
-            parts.append(f"ns = Namespace({list(op[1])!r}, {op[2]!r})")
+            parts.append(f"ns = Namespace({', '.join(repr(a) for a in [list(op[1]), *op[2:]])})")
         elif op[0] == "update":
             parts.append(f"ns.update({op[1]!r}, {list(op[2])!r})")
         elif op[0] == "remove":
@@ -594,7 +906,9 @@ def _show_ops(ops: list[tuple]) -> str:
 
 def _gen_namespace(rng: Gen) -> list[tuple]:
     servers = rng.sample(_SERVER_NAMES[:4], rng.randint(1, 3))
-    ops: list[tuple] = [("new", servers, rng.choice(POLICIES))]
+    separator = rng.choice(["__", "__", "__", "/"])
+    ops: list[tuple] = [("new", servers, rng.choice(POLICIES),
+                         *([separator] if separator != "__" else []))]
     known: set[str] = set()
     for _i in range(rng.randint(2, 8)):
         roll = rng.random()
@@ -602,7 +916,7 @@ def _gen_namespace(rng: Gen) -> list[tuple]:
             names = rng.sample(_TOOL_NAMES[:6], rng.randint(0, 3))
             ops.append(("update", rng.choice(servers), names))
             known.update(names)
-            known.update(f"{s}__{n}" for s in servers for n in names)
+            known.update(f"{s}{separator}{n}" for s in servers for n in names)
         elif roll < 0.55:
             ops.append(("remove", rng.choice(servers)))
         elif roll < 0.7:
@@ -628,8 +942,13 @@ def check_backoff(make: Callable[..., Any]) -> None:
     def run(cls: Any, x: tuple) -> list[Any]:
         return [step.seen for step in _backoff_trial(cls, x)]
 
-    def both(x: tuple) -> tuple[Callable[[], Any], Any]:
-        return (lambda: run(make, x)), run(ReferenceBackoff, x)
+    def both(x: tuple) -> tuple[Callable[[], Any], Any, tuple]:
+        return (lambda: run(make, x)), run(ReferenceBackoff, x), x
+
+    def case(name: str, thunk: Callable[[], Any], expected: Any, x: tuple | None = None, *,
+             hint: str, about: str = "delays") -> CaseResult:
+        # the hint is read from what differs (numbers drawn, delays alone), else the case's
+        return _case(name, thunk, expected, hint=_backoff_hint(x, expected, hint, about))
 
     calm = [0.5]  # uniform(-j, j) gives 0: no jitter at all
     results = [
@@ -673,6 +992,15 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "delay once it reaches the cap",
                     "2 ** 1999 no cabe en un float (OverflowError): deja de hacer crecer la "
                     "espera cuando llega al tope")),
+        case(_("a slow factor (1.01) reaches the cap too, after enough failures",
+               "un factor lento (1.01) también llega al tope, tras suficientes fallos"),
+             *both((calm, {"factor": 1.01}, [("delay", 60), ("delay", 500), ("delay", 2000)])),
+             hint=_("base * factor ** (failures - 1) for every failures, however large: "
+                    "0.5 * 1.01 ** 499 is past the 30 s cap; catch the OverflowError instead "
+                    "of bounding the exponent",
+                    "base * factor ** (failures - 1) para cualquier failures, por grande que "
+                    "sea: 0.5 * 1.01 ** 499 ya pasa del tope de 30 s; captura el OverflowError "
+                    "en lugar de acotar el exponente")),
         case(_("failure(): the notice comes once, at the third failure in a row",
                "failure(): el aviso llega una vez, en el tercer fallo consecutivo"),
              *both((calm, {}, [("failure",)] * 7)),
@@ -681,14 +1009,14 @@ def check_backoff(make: Callable[..., Any]) -> None:
                     "later failure stops reading",
                     "notice es verdadero cuando la cuenta llega a notice_after, y solo "
                     "entonces (failures == notice_after: no otra vez en 6, 9...): un usuario "
-                    "avisado en cada fallo posterior deja de leer")),
+                    "avisado en cada fallo posterior deja de leer"), about="notice"),
         case(_("success() starts a new streak", "success() empieza una racha nueva"),
              *both((calm, {}, [("failure",), ("failure",), ("success",), ("failure",),
                                ("failure",), ("failure",)])),
              hint=_("success() sets the count back to 0: the next failure waits base again, "
                     "and a third failure in a row notices again",
                     "success() devuelve la cuenta a 0: el siguiente fallo vuelve a esperar "
-                    "base, y un tercer fallo consecutivo vuelve a avisar")),
+                    "base, y un tercer fallo consecutivo vuelve a avisar"), about="notice"),
         case(_("the parameters are used (base, factor, cap, jitter, notice_after)",
                "se usan los parámetros (base, factor, cap, jitter, notice_after)"),
              *both(([0.1, 0.9], {"base": 1.0, "factor": 3.0, "cap": 10.0, "jitter": 0.5,
@@ -700,15 +1028,136 @@ def check_backoff(make: Callable[..., Any]) -> None:
         case(_("two policies side by side", "dos políticas a la par"),
              lambda: _two_backoffs(make), _two_backoffs(ReferenceBackoff),
              hint=_("keep the count in self, not in the class body",
-                    "guarda la cuenta en self, no en el cuerpo de la clase")),
+                    "guarda la cuenta en self, no en el cuerpo de la clase"), about="notice"),
         differential(
             _("behaves like mcpkit's Backoff on generated failures and successes",
               "se comporta como el Backoff de mcpkit con fallos y éxitos generados"),
             key="lab06/backoff", generate=_gen_backoff, trial=_backoff_trial,
             reference=ReferenceBackoff, learner=make, show=_show_backoff, cases=150,
-            shrink=_shrink_backoff),
+            shrink=_shrink_backoff, hint=_backoff_step_hint),
     ]
     run_checks(results)
+
+
+_OWN_RNG = ("no number was drawn from the rng given to Backoff(rng, ...): draw the jitter "
+             "with self.rng.uniform(-jitter, jitter), not with the random module (the host "
+             "decides the random source; the checks give a scripted one)",
+             "no se sacó ningún número del rng que recibe Backoff(rng, ...): saca la variación "
+             "con self.rng.uniform(-jitter, jitter), no con el módulo random (el host decide "
+             "la fuente aleatoria; las comprobaciones dan una guionizada)")
+_ONLY_DELAYS = ("the counts and notices are right; only the delays differ: base * factor ** "
+                "(failures - 1), at most cap, times 1 + rng.uniform(-jitter, jitter), then at "
+                "most cap again (the cases on delays above say which step)",
+                "las cuentas y los avisos están bien; solo difieren las esperas: base * "
+                "factor ** (failures - 1), como mucho cap, por 1 + rng.uniform(-jitter, "
+                "jitter), y otra vez como mucho cap (los casos de las esperas de arriba dicen "
+                "qué paso)")
+
+
+def _backoff_step_hint(x: Any, expected: Step | None, got: Step | None) -> str | None:
+    """The generated cases' hint: only when no number at all came from the given rng."""
+    if expected is not None and got is not None and expected.label in (
+            "numbers drawn from rng", "números sacados de rng") and got.seen == 0:
+        return _(*_OWN_RNG)
+    return None
+
+
+def _no_delays(steps: Any) -> Any:
+    """A part 3 result with every delay blanked: what is left are the counts and notices."""
+    if not isinstance(steps, list):
+        return steps
+    out: list[Any] = []
+    for step in steps:
+        if isinstance(step, float):
+            out.append("delay")
+        elif isinstance(step, list) and len(step) == 2 and isinstance(step[0], float):
+            out.append(["delay", step[1]])
+        elif isinstance(step, list) and step and isinstance(step[0], list) and len(step[0]) == 2:
+            out.append([["delay", step[0][1]], *step[1:]])
+        else:
+            out.append(step)
+    return out
+
+
+def _backoff_hint(x: tuple | None, expected: Any, own: str, about: str
+                  ) -> Callable[[Any], str | None]:
+    """A named part 3 case's hint: numbers drawn from another source than the rng; delays
+    alone wrong in a case about counts and notices (a delay fault, named if recognised);
+    otherwise the case's own."""
+
+    def hint(got: Any) -> str | None:
+        if not isinstance(got, list) or not isinstance(expected, list):
+            return own
+        if x is not None and got and expected[-1] and got[-1] == 0:
+            return _(*_OWN_RNG)
+        steps, want = (got[:-1], expected[:-1]) if x is not None else (got, expected)
+        if len(steps) == len(want) and _equal(_no_delays(steps), _no_delays(want)):
+            return (_delay_fault(x, want, steps) if x is not None else None) or (
+                own if about == "delays" else _(*_ONLY_DELAYS))
+        return own
+
+    return hint
+
+
+def _delay_fault(x: tuple, want: list[Any], got: list[Any]) -> str | None:
+    """The usual delay mistake that gives exactly the delays ``got`` shows, if one does."""
+    values, params, ops = x
+    base, factor = params.get("base", 0.5), params.get("factor", 2.0)
+    cap, jitter = params.get("cap", 30.0), params.get("jitter", 0.2)
+
+    def grown(n: int) -> float:
+        try:
+            return base * factor ** (n - 1)
+        except OverflowError:
+            return float("inf")
+
+    faults = {
+        "exponent": _("the first failure waits base: base * factor ** (failures - 1), not "
+                      "** failures",
+                      "el primer fallo espera base: base * factor ** (failures - 1), no "
+                      "** failures"),
+        "no cap after": _("after the jitter, cap again: a delay near the cap times 1.2 is "
+                          "above it (min(delay, cap) at the end)",
+                          "tras la variación, aplica otra vez el tope: una espera cerca del "
+                          "tope por 1.2 lo supera (min(delay, cap) al final)"),
+        "added": _("the jitter multiplies: delay * (1 + rng.uniform(-jitter, jitter)), not "
+                   "delay + rng.uniform(...)",
+                   "la variación multiplica: delay * (1 + rng.uniform(-jitter, jitter)), no "
+                   "delay + rng.uniform(...)"),
+        "no cap before": _("cap first, then jitter, then cap again: at the cap the delay "
+                           "still varies below it",
+                           "primero el tope, luego la variación y otra vez el tope: en el "
+                           "tope la espera sigue variando por debajo"),
+    }
+    matches: set[str] | None = None
+    drawn, failures = 0, 0
+    for op, have, should in zip(ops, got, want, strict=False):
+        if op[0] == "success":
+            failures = 0
+            continue
+        if op[0] == "failure":
+            failures += 1
+        n = op[1] if op[0] == "delay" else failures
+        mine = have if op[0] == "delay" else (have[0][0] if isinstance(have, list) else None)
+        u = 0.0
+        if jitter:
+            u = -jitter + 2 * jitter * values[drawn % len(values)]
+            drawn += 1
+        if not _equal(have, should):
+            capped = min(cap, grown(n))
+            candidates = {
+                "exponent": min(min(cap, grown(n + 1)) * (1 + u), cap),
+                "no cap after": capped * (1 + u),
+                "added": max(0.0, min(capped + u, cap)),
+                "no cap before": min(grown(n) * (1 + u), cap),
+            }
+            fits = {k for k, v in candidates.items()
+                    if isinstance(mine, float | int) and round(v, 9) == mine}
+            matches = fits if matches is None else matches & fits
+    for name in faults:
+        if matches and name in matches:
+            return faults[name]
+    return None
 
 
 def _rounded(value: Any) -> Any:
@@ -1215,6 +1664,18 @@ def check_supervisor(make: Callable[..., Any]) -> None:
                     "restart), not with the time of start()",
                     "compara self.clock() con la hora a la que arrancó *este* servidor (en "
                     "cada reinicio), no con la hora de start()")),
+        _rig_case(_("failures, a stable run, then failures again: the notice names the new "
+               "streak's count",
+               "fallos, una racha estable y otra vez fallos: el aviso da la cuenta de la "
+               "racha nueva"),
+             rigged(make, lambda rig: _kill_and_return(rig, 4, {1})),
+             kills(True, True, [True] * 4,
+                   ["failure", "success", "failure", "failure", "failure"], True,
+                   [None] * 4, [(3, True)]),
+             hint=_("put backoff.failures in the message: it is the streak, which success() "
+                    "set back to 0; a count of your own goes on from the failures before",
+                    "pon backoff.failures en el mensaje: es la racha, que success() devolvió a "
+                    "0; una cuenta propia sigue sumando los fallos de antes")),
         _rig_case(_("close() while a killed server waits to restart: nothing starts again",
                "close() mientras un servidor al que mataron espera su reinicio: no vuelve a "
                "arrancar nada"),
