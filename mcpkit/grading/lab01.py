@@ -295,7 +295,7 @@ def check_parse_message(parse_message: Callable) -> None:
          _("decode with 'utf-8' (not 'utf-8-sig') and parse the text you decoded: "
            "json.loads skips a BOM at the start of bytes",
            "decodifica con 'utf-8' (no 'utf-8-sig') y analiza el texto que decodificaste: "
-           "json.loads se salta una BOM al principio de unos bytes")),
+           "json.loads se salta una BOM al principio cuando recibe bytes")),
         (b'{"text":"a\tb"}', Err("InvalidJson"),
          _("a raw control character (a tab) inside a string is not JSON: InvalidJson",
            "un carácter de control literal (un tabulador) dentro de una cadena no es JSON: "
@@ -430,7 +430,7 @@ def _too_large_line_hint(got: Any) -> str | None:
     if isinstance(got, list) and len(got) > 2 and isinstance(got[0], Seen) \
             and got[0].type == "MessageTooLarge":
         return _("a line reported as too large is not parsed too: one item per line",
-                 "una línea notificada como demasiado grande no se analiza además: un elemento "
+                 "una línea notificada como demasiado grande ya no se analiza: un elemento "
                  "por línea")
     return _("MessageTooLarge(size, limit): the line's size in bytes, then the limit",
              "MessageTooLarge(size, limit): el tamaño de la línea en bytes y luego el límite")
@@ -448,7 +448,7 @@ def _next_message_hint(got: Any, first: Any) -> str | None:
     if isinstance(got, list) and not got:
         return _("nothing came back: the header section ends at b'\\r\\n\\r\\n' (a CRLF "
                  "ends each line, and a blank line ends the section)",
-                 "no volvió nada: la sección de cabeceras termina en b'\\r\\n\\r\\n' (un "
+                 "no se devolvió nada: la sección de cabeceras termina en b'\\r\\n\\r\\n' (un "
                  "CRLF termina cada línea y una línea en blanco termina la sección)")
     if isinstance(got, list) and got and got[0] == first:
         return _("the first message is right: after its body, start over with the next header "
@@ -503,7 +503,7 @@ def _check_content_length_decoder(cls: type) -> None:
         [_cl(ping_b, b"Content-Type: application/vscode-jsonrpc; charset=utf-8") + pong],
         [ping_v, pong_v])
     add(_("a header whose name only contains Content-Length is another header",
-          "una cabecera cuyo nombre solo contiene Content-Length es otra cabecera"),
+          "una cabecera cuyo nombre contiene Content-Length sin serlo es otra cabecera"),
         [b"X-Content-Length: 3\r\n" + ping], [ping_v],
         hint=_("compare whole header names: X-Content-Length is not Content-Length (a search "
                "for 'content-length:' anywhere in the section finds it)",
@@ -941,7 +941,7 @@ def _framing_hint(x: Schedule, expected: Step | None, got: Step | None,
         if isinstance(have, list) else []
     if big_w == big_h and len(have) > len(want):
         return _("a message reported as too large is not parsed as well: one item per message",
-                 "un mensaje notificado como demasiado grande no se analiza además: un "
+                 "un mensaje notificado como demasiado grande ya no se analiza: un "
                  "elemento por mensaje")
     if big_w and big_h and len(big_w) == len(big_h):
         w, h = dict(big_w[0].attrs), dict(big_h[0].attrs)

@@ -426,7 +426,7 @@ def check_merge(merge: Callable[..., Any]) -> None:
              [value_error, value_error],
              hint=_("check the policy first, before looking at any tool: merge({}, 'bogus') "
                     "raises ValueError too",
-                    "comprueba la política lo primero, antes de mirar ninguna herramienta: "
+                    "comprueba primero la política, antes de mirar ninguna herramienta: "
                     "merge({}, 'bogus') también lanza ValueError")),
         case(_("policy names are exact: 'PREFIX' and 'first_wins' are unknown",
                "los nombres de política son exactos: 'PREFIX' y 'first_wins' son "
@@ -552,7 +552,7 @@ def _naming_fault(servers: dict, policy: str, separator: str, want: list[Any],
                  "the first one keeps the name",
                  "un nombre expuesto aparece dos veces en las herramientas: una herramienta "
                  "posterior cuyo nombre expuesto ya está ocupado queda oculta (fuera de las "
-                 "herramientas y las rutas, en hidden); el primero se queda el nombre")
+                 "herramientas y las rutas, en hidden); la primera se queda el nombre")
     if sorted(map(repr, have)) == sorted(map(repr, want)):
         return _("the right names in another order: server by server in the order of "
                  "servers (config order: the dict's own order, not sorted), each server's "

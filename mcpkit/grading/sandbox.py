@@ -139,11 +139,11 @@ def _reasons() -> dict[str, str]:
         "run_time": _("reached {name} while it ran, a door into the interpreter's internals "
                       "(refused)",
                       "accedió a {name} durante la ejecución, una puerta a las interioridades "
-                      "del intérprete (denegado)"),
+                      "del intérprete (acceso denegado)"),
         "write": _("wrote to {name}: while it is graded, exercise code may write files only "
                    "in the temporary folder (refused)",
                    "escribió en {name}: mientras se califica, el código de un ejercicio solo "
-                   "puede escribir archivos en la carpeta temporal (denegado)"),
+                   "puede escribir archivos en la carpeta temporal (escritura denegada)"),
         "module_value": _("uses the module {name} as a value, which the checks cannot follow: "
                           "name what you use from it ({name}.something)",
                           "usa el módulo {name} como un valor, que las comprobaciones no "
