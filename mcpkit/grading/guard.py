@@ -31,7 +31,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .sandbox import Problem
 
@@ -52,17 +53,30 @@ PATH_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
+#: What the one hook of this process judges by: the learner's cell names and the problems
+#: of the part now running (a worker may run several parts; a hook cannot be removed, so
+#: the first install adds it and every install after it only hands it the new part).
+_part: dict[str, Any] = {}
+
+
 def install(learner_cells: Iterable[str]) -> list[Problem]:
-    """Guard this process; return the list the guard adds its problems to.
+    """Guard this process for one part; return the list the guard adds its problems to.
 
     ``learner_cells`` are the names the exercise cells were compiled under."""
-    cells = frozenset(learner_cells)
-    temporary = os.path.realpath(tempfile.gettempdir())
     problems: list[Problem] = []
+    first = not _part
+    _part.update(cells=frozenset(learner_cells), problems=problems)
+    if first:
+        sys.addaudithook(_hook(os.path.realpath(tempfile.gettempdir())))
+    return problems
+
+
+def _hook(temporary: str) -> Callable[[str, tuple], None]:
     busy = [False]
 
     def learners_frame(frames: int | None) -> tuple[str, int] | None:
         """The first learner's frame among the ``frames`` callers of the event (all: None)."""
+        cells = _part["cells"]
         frame = sys._getframe(2)
         while frame is not None and (frames is None or frames > 0):
             if frame.f_code.co_filename in cells:
@@ -97,7 +111,7 @@ def install(learner_cells: Iterable[str]) -> list[Problem]:
                 busy[0] = False
             if found:
                 name = args[1] if event == "object.__getattr__" else event
-                problems.append(Problem("run_time", str(name), *found))
+                _part["problems"].append(Problem("run_time", str(name), *found))
                 raise PermissionError(f"{name}: not while the grader runs")
             return
         if event == "open":
@@ -115,8 +129,7 @@ def install(learner_cells: Iterable[str]) -> list[Problem]:
                 busy[0] = False
             if where:
                 if found:
-                    problems.append(Problem("write", where, *found))
+                    _part["problems"].append(Problem("write", where, *found))
                 raise PermissionError(f"{where}: the grader allows writing only in {temporary}")
 
-    sys.addaudithook(hook)
-    return problems
+    return hook
