@@ -87,6 +87,7 @@ CONFIG_KEYS = {"mcpkit.grading.core": {"_language", "_seed", "_scale", "_hidden"
                                        "verdicts", "_collector", "_warnings",
                                        "names_seen"},
                "mcpkit.grading.sandbox": {"handed_in"},
+               "mcpkit.grading.guard": {"_part"},  # the part the run-time guard judges
                "mcpkit.deprecations": {"_warned"}}  # which warnings were given
 
 
