@@ -201,7 +201,7 @@ SERVER = grading.lab06_server_command()
 # servidor que enumera el mismo nombre dos veces, o un nombre con prefijo que resulta igual a
 # otro: `a` + `b__c` y `a__b` + `c`), la herramienta posterior queda oculta: gana la primera.
 # Con `"reject"`, solo se lanza `NameCollision` si el nombre lo ocupa un servidor *distinto*; el
-# mensaje debe nombrar la herramienta y los dos servidores (si chocan varios nombres, basta con
+# mensaje debe nombrar la herramienta y los dos servidores (si hay varias colisiones, basta con
 # lanzarla por cualquiera de ellos). Una política desconocida lanza `ValueError`, aunque no haya
 # ninguna herramienta que fusionar.
 

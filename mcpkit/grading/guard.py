@@ -19,7 +19,8 @@ cannot switch it off; it refuses an event by raising ``PermissionError`` and rec
   its caller with ``sys._getframe``; a namedtuple its module).
 * **a file written, created, renamed or removed outside the temporary folder**, whoever asks:
   the checks write only there, so the grader's files (and every submission graded after
-  this one) are out of reach. It is recorded as the learner's when their code is on the
+  this one) are out of reach; so is what holds mcpkit and Python, wherever it is (a clone
+  inside the temporary folder too). It is recorded as the learner's when their code is on the
   stack.
 
 The hook reads frames itself (``sys._getframe`` raises an event too): a flag keeps it from
@@ -67,11 +68,15 @@ def install(learner_cells: Iterable[str]) -> list[Problem]:
     first = not _part
     _part.update(cells=frozenset(learner_cells), problems=problems)
     if first:
-        sys.addaudithook(_hook(os.path.realpath(tempfile.gettempdir())))
+        # What holds mcpkit (a checkout's root, with its labs, or site-packages) and Python
+        # itself stay closed even when they sit inside the temporary folder (a clone in /tmp).
+        home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        closed = {os.path.realpath(p) for p in (home, sys.prefix, sys.base_prefix)}
+        sys.addaudithook(_hook(os.path.realpath(tempfile.gettempdir()), closed))
     return problems
 
 
-def _hook(temporary: str) -> Callable[[str, tuple], None]:
+def _hook(temporary: str, closed: set[str]) -> Callable[[str, tuple], None]:
     busy = [False]
 
     def learners_frame(frames: int | None) -> tuple[str, int] | None:
@@ -96,6 +101,8 @@ def _hook(temporary: str) -> Callable[[str, tuple], None]:
             except OSError:
                 pass
         real = os.path.realpath(path)
+        if any(os.path.commonpath([real, c]) == c for c in closed):
+            return real
         if real.startswith("/dev/") or os.path.commonpath([real, temporary]) == temporary:
             return None
         return real
