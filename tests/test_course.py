@@ -1255,6 +1255,85 @@ def test_the_run_time_guard_refuses_frames_and_writes_that_no_scan_sees(tmp_path
     assert not outside.exists() and not Path(str(outside) + ".checks").exists()
 
 
+_ESCAPES = """
+import subprocess, sys
+target, scratch, seconds = sys.argv[1:]
+# a child that leaves the part's process group and would outlive it
+subprocess.Popen(["setsid", "sleep", seconds], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for path, name in ((target, "course"), (scratch, "temporary")):
+    try:
+        with open(path, "a") as f:
+            f.write("changed")
+        print(name, "written")
+    except OSError as exc:
+        print(name, "refused", exc.errno)
+"""
+
+
+def test_a_confined_part_writes_only_its_temporary_folder_and_leaves_no_process(tmp_path):
+    """Confinement (root and util-linux): what a part's processes may not write is read-only
+    to them, and when the part ends every process it started is gone, the ones that left its
+    process group too: what neither the audit hook nor a process group can hold."""
+    import errno
+    import subprocess
+    import sys
+    import time
+
+    from mcpkit.course import confine
+
+    course = tmp_path / "course"
+    course.mkdir()
+    target = course / "lab.ipynb"
+    target.write_text("pristine")
+    closed = confine.folders([course])
+    assert closed == (str(course.resolve()),)
+    if not confine.closes([course]):
+        pytest.skip("this system does not confine parts (not root, no util-linux, or "
+                    "namespaces refused)")
+    seconds = f"{time.time() % 1000 + 1000:.3f}"  # a sleep no other process has
+    argv = [sys.executable, "-c", _ESCAPES, str(target), str(tmp_path / "scratch"), seconds]
+    done = subprocess.run(confine.wrap(argv, closed), capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.splitlines() == [f"course refused {errno.EROFS}", "temporary written"]
+    assert target.read_text() == "pristine"
+    assert (tmp_path / "scratch").read_text() == "changed"
+
+    def sleepers() -> list[str]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if seconds in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(entry.name)
+            except OSError:
+                continue
+        return found
+
+    deadline = time.monotonic() + 10
+    while sleepers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sleepers() == []
+    # unconfined, the same child would outlive it: the check above can fail
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    left = sleepers()
+    assert left
+    for pid in left:
+        os.kill(int(pid), 9)
+
+
+def test_the_folders_a_part_may_not_write_never_hold_the_temporary_folder(tmp_path):
+    import tempfile
+
+    from mcpkit.course import confine
+
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    temporary = os.path.realpath(tempfile.gettempdir())
+    assert confine.folders([tmp_path, inner, tmp_path / "missing"]) == \
+        (str(tmp_path.resolve()),)
+    assert confine.folders([os.path.dirname(temporary), "/"]) == ()
+
+
 def test_a_record_of_checks_that_does_not_add_up_scores_nothing():
     """Class grading takes a part's score from its sandbox's answer: more checks passed than
     ran, or another count than the cell runs, is no honest answer (a gaming audit swapped the

@@ -318,11 +318,9 @@ def test_gaming_class_grading_earns_nothing(tmp_path):
     assert "timeout: killed after 20 s" in report and 'value="11"' in report
 
 
-def test_a_part_that_changes_the_graders_files_stops_class_grading(tmp_path):
-    """A learner's code that writes to the files every part is graded with (here the pristine
-    labs of a course copied into the temporary folder, where the run-time guard lets writing
-    through) stops class grading with an error naming the part: no row of that run could be
-    trusted, and the learners graded after it would run with the changed files."""
+def _mallory_writes_the_pristine_lab(tmp_path) -> tuple[Path, Path]:
+    """A course copied into the temporary folder, where the run-time guard lets writing
+    through, and a learner whose first exercise cell appends to that course's pristine lab."""
     import shutil
 
     root = tmp_path / "course"
@@ -335,8 +333,34 @@ def test_a_part_that_changes_the_graders_files_stops_class_grading(tmp_path):
                     "changed.close()\n" + first.source)
     (tmp_path / "class" / "mallory").mkdir(parents=True)
     nbformat.write(nb, tmp_path / "class" / "mallory" / "lab01_framing.ipynb")
+    return root, target
+
+
+def test_a_part_that_changes_the_graders_files_stops_class_grading(tmp_path, monkeypatch):
+    """Where a part cannot be confined (here: turned off), a learner's code that writes to the
+    files every part is graded with stops class grading with an error naming the part: no
+    row of that run could be trusted, and the learners graded after it would run with the
+    changed files."""
+    monkeypatch.setenv("MCPKIT_CONFINE", "0")
+    root, _target = _mallory_writes_the_pristine_lab(tmp_path)
     with pytest.raises(course_grade.GraderChanged, match="mallory/lab01_framing"):
         course_grade.grade(tmp_path / "class", root=root, jobs=1, timeout=60, seed=3)
+
+
+def test_a_confined_part_cannot_change_the_graders_files(tmp_path):
+    """Where parts are confined (root, util-linux), the same write is refused: the course is
+    read-only to the part, the run goes on, and only the part that tried it loses points."""
+    from mcpkit.course import confine
+
+    root, target = _mallory_writes_the_pristine_lab(tmp_path)
+    if not confine.closes(course_grade.closed_folders(root)):
+        pytest.skip("this system does not confine parts (not root, no util-linux, or "
+                    "namespaces refused)")
+    before = target.read_bytes()
+    rows = course_grade.grade(tmp_path / "class", root=root, jobs=1, timeout=60, seed=3)
+    assert target.read_bytes() == before
+    (row,) = [r for r in rows if r.graded]
+    assert [g.passed == g.total for g in row.graded] == [False, True, True, True]
 
 
 @pytest.mark.parametrize("lang", src.LANGS)

@@ -48,6 +48,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import confine
 from . import source as src
 
 CSV_FIELDS = ("learner", "lab", "lang", "status", "checks_passed", "checks_total", "points",
@@ -256,14 +257,15 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
     return jobs
 
 
-def run_part(job: dict, timeout: float) -> dict:
+def run_part(job: dict, timeout: float, closed: tuple[str, ...] = ()) -> dict:
     """Run one job in a fresh ``python -I`` (no user site, no cwd on the path); a part that
     outlives ``timeout`` is killed and reported as timed out. When an earlier part's cell
     changed mcpkit at run time, the part runs again with that cell unfilled (it is flagged
-    in its own part)."""
+    in its own part). ``closed``: folders the part's processes may not write, where the
+    system can enforce it (:func:`closed_folders`, :mod:`mcpkit.course.confine`)."""
     job = dict(job, stubbed=list(job.get("stubbed", [])))
     for _attempt in range(len(job["exercises"]) + 1):
-        answer = _run_once(job, timeout)
+        answer = _run_once(job, timeout, closed)
         if answer["status"] != "rerun":
             return answer
         job["stubbed"] += answer["stub"]
@@ -271,7 +273,7 @@ def run_part(job: dict, timeout: float) -> dict:
             "report": _say(job, "reruns")}
 
 
-def _run_once(job: dict, timeout: float) -> dict:
+def _run_once(job: dict, timeout: float, closed: tuple[str, ...] = ()) -> dict:
     token = secrets.token_hex(16)
     # -I: no user site-packages, no PYTHON* variables, no current directory on the path; the
     # mcpkit being graded with is put first, so a source checkout works as well as an install.
@@ -279,7 +281,10 @@ def _run_once(job: dict, timeout: float) -> dict:
              "from mcpkit.course.isolate import main; main()")
     # A session of its own: whatever the learner's code or the checks started (servers, their
     # children) is in its process group, and the whole group goes when the part is over.
-    proc = subprocess.Popen([sys.executable, "-I", "-c", start], stdin=subprocess.PIPE,
+    # Where it can, in namespaces of its own (mcpkit.course.confine): what the learner's
+    # processes may write or leave running ends with the part.
+    argv = confine.wrap([sys.executable, "-I", "-c", start], closed)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             env=_sandbox_env(), start_new_session=True)
     try:
@@ -324,6 +329,12 @@ def _say(job: dict, key: str, **values: object) -> str:
 
 
 _MCPKIT_HOME = Path(__file__).resolve().parents[2]
+
+
+def closed_folders(root: Path) -> tuple[str, ...]:
+    """What a part may not write: what holds mcpkit (a checkout or site-packages), Python,
+    and the course being graded."""
+    return confine.folders((_MCPKIT_HOME, sys.prefix, sys.base_prefix, root))
 
 
 def _sandbox_env() -> dict[str, str]:
@@ -384,13 +395,14 @@ def grade(submissions: Path, root: Path, junit: Path | None = None, jobs: int | 
                 work.append((row, g, job))
 
     workers = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
+    closed = closed_folders(root)
     intact = _digest(root)
     changed_by: list[str] = []
 
     def run(item: tuple[Row, Graded, dict]) -> dict:
         if changed_by:  # grading stops: what runs now would run with changed files
             return {"status": "crashed", "passed": 0, "total": None, "report": ""}
-        answer = run_part(item[2], timeout)
+        answer = run_part(item[2], timeout, closed)
         if _digest(root) != intact:
             changed_by.append(f"{item[0].learner}/{item[0].lab} ({item[1].cell_id})")
         return answer
@@ -542,7 +554,8 @@ def check_one(path: Path, root: Path, timeout: int = 60,
     if every_detail:
         jobs = [dict(job, every_detail=True) for job in jobs]
     with ThreadPoolExecutor(max_workers=min(2, len(jobs) or 1)) as pool:
-        answers = list(pool.map(lambda job: run_part(job, timeout), jobs))
+        closed = closed_folders(root)
+        answers = list(pool.map(lambda job: run_part(job, timeout, closed), jobs))
     for part, answer in zip(parts, answers, strict=True):
         settle(part.graded, answer)
     return lang, parts

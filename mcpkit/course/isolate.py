@@ -31,7 +31,9 @@ parent to run the part again with that cell unfilled (``"status": "rerun"``).
 
 The parent enforces the wall-clock limit by killing this process, so neither an endless loop
 nor a bare ``except:`` can hold grading up; the memory limit is set here with
-``resource.setrlimit``.
+``resource.setrlimit``. Where the system allows it (root, util-linux), the parent starts this
+process confined (:mod:`mcpkit.course.confine`): mcpkit, Python and the course read-only to
+it and to every process it starts, and all of them gone when it ends.
 """
 
 from __future__ import annotations
