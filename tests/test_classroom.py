@@ -363,3 +363,23 @@ def test_the_start_page_shows_progress_as_a_widget_in_each_language(course):
     assert "Your progress" in state and "Tu progreso" in state
     assert "4.0/10" in state and "Parte 3 · NdjsonDecoder" in state
     assert "sin calificar todavía" in state and "not graded yet" in state
+
+
+def test_a_learner_named_like_a_formula_is_text_in_every_csv(tmp_path):
+    """A folder name is the learner's choice (a hand-collected folder, `submit --as`): one
+    that starts like a spreadsheet formula must not run as one when the instructor opens
+    the grades, so it is written as text; other names are written as they are."""
+    import csv
+
+    from mcpkit.course import grade as course_grade
+    from mcpkit.course import gradebook
+
+    names = ["=HYPERLINK(\"http://x\")", "+1+1", "-2", "@SUM(A1)", "ana", "b=c"]
+    rows = [course_grade.Row(name, "lab01_framing", lang="en", status="passed", points=10.0,
+                             max_points=10) for name in names]
+    course_grade.write_csv(rows, tmp_path / "g.csv")
+    gradebook.write_totals(rows, tmp_path / "t.csv")
+    expected = ["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2", "'@SUM(A1)", "ana", "b=c"]
+    for name in ("g.csv", "t.csv"):
+        with (tmp_path / name).open(newline="", encoding="utf-8") as f:
+            assert sorted(r["learner"] for r in csv.DictReader(f)) == sorted(expected), name

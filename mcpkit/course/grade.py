@@ -493,7 +493,14 @@ def write_csv(rows: list[Row], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(row.as_csv() for row in rows)
+        writer.writerows(row.as_csv() | {"learner": as_text(row.learner)} for row in rows)
+
+
+def as_text(cell: str) -> str:
+    """A CSV cell a spreadsheet shows as text: a learner's folder (or hub) name that starts
+    like a formula (= + - @, a tab or a carriage return) would otherwise run as one when the
+    instructor opens the file, so it gets a leading apostrophe (OWASP's advice)."""
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 # --------------------------------------------------------------------------- one learner

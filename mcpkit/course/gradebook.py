@@ -20,7 +20,7 @@ import csv
 import sys
 from pathlib import Path
 
-from .grade import Row
+from .grade import Row, as_text
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "Points Possible"
@@ -50,7 +50,7 @@ def write_totals(rows: list[Row], path: Path) -> None:
             mine = by[learner]
             points = [mine[lab].points if lab in mine else 0.0 for lab in labs]
             writer.writerow([
-                learner, *(f"{p:.2f}" for p in points), f"{sum(points):.2f}",
+                as_text(learner), *(f"{p:.2f}" for p in points), f"{sum(points):.2f}",
                 f"{sum(maxima.values()):g}",
                 sum(1 for lab in labs if lab in mine and mine[lab].status == "passed"),
                 sum(1 for lab in labs if lab in mine and mine[lab].late)])
