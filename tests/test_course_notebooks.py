@@ -275,6 +275,42 @@ def test_grade_command_line(tmp_path):
     assert (tmp_path / "g.junit.xml").exists()
 
 
+def test_a_lab_saved_by_a_tool_that_drops_cell_ids_is_graded_as_written(tmp_path):
+    """Colab and old Jupyters save notebooks without cell ids (nbformat 4.4): the exercise
+    cells are then found by their first line (the signature the lab gives) or their tag, so
+    a solved lab gets full marks and its graded cells do not count as edited. So does code
+    moved to a new cell; an unfilled lab saved the same way still scores nothing."""
+    def without_ids(nb, keep_tags=True):
+        nb.nbformat_minor = 4
+        for cell in nb.cells:
+            cell.pop("id", None)
+            if not keep_tags:
+                cell.metadata.pop("tags", None)
+        return nb
+
+    moved = fill("lab01_framing", "en")
+    first = next(c for c in moved.cells if "exercise" in tags(c))
+    at = moved.cells.index(first)
+    moved.cells[at] = nbformat.v4.new_code_cell(first.source)  # a new id, no tags
+    learners = {"colab": without_ids(fill("lab01_framing", "en")),
+                "colab-es": without_ids(fill("lab01_framing", "es")),
+                "no-tags": without_ids(fill("lab01_framing", "en"), keep_tags=False),
+                "moved": moved,
+                "unfilled": without_ids(nbformat.read(ROOT / "labs" / "en" / "lab01_framing.ipynb",
+                                                      as_version=4))}
+    for learner, nb in learners.items():
+        (tmp_path / "class" / learner).mkdir(parents=True)
+        nbformat.write(nb, tmp_path / "class" / learner / "lab01_framing.ipynb")
+    rows = {r.learner: r for r in course_grade.grade(tmp_path / "class", root=ROOT, jobs=2,
+                                                     timeout=60, seed=5)}
+    assert {k: (r.points, r.edited_graded_cells) for k, r in rows.items()} == {
+        "colab": (10, 0), "colab-es": (10, 0), "no-tags": (10, 4), "moved": (10, 0),
+        "unfilled": (0, 0)}
+    lang, parts = course_grade.check_one(tmp_path / "class" / "colab" / "lab01_framing.ipynb",
+                                         ROOT)
+    assert [p.graded.passed == p.graded.total for p in parts] == [True] * 4
+
+
 def test_gaming_class_grading_earns_nothing(tmp_path):
     """Every gaming fixture is graded beside the same exercise code without the gaming; the
     gamed part scores zero (or exactly what the honest code scores), the others full marks."""

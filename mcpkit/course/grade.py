@@ -129,6 +129,12 @@ def restore(submission: nbformat.NotebookNode, pristine: nbformat.NotebookNode) 
     for cell in pristine.cells:
         if _is_graded(cell):
             positions = {c.get("id"): i for i, c in enumerate(submission.cells)}
+            if cell.id not in positions:  # a tool that drops ids: the same source will do
+                same = next((i for i, c in enumerate(submission.cells) if c.get("id") is None
+                             and c.cell_type == "code" and c.source == cell.source), None)
+                if same is not None:
+                    submission.cells[same]["id"] = cell.id
+                    positions[cell.id] = same
             if cell.id in positions:
                 mine = submission.cells[positions[cell.id]]
                 if (mine.cell_type != "code" or mine.source != cell.source
@@ -232,7 +238,7 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
     from ..grading import OFF_LIMITS
     from ..grading.sandbox import import_bindings
 
-    mine = {c.get("id"): c for c in nb.cells if c.cell_type == "code"}
+    mine = learners_exercises(nb, pristine)
     setup = [(c.id, c.source) for c in _sources(pristine, "setup")]
     names: dict[str, str] = {}
     for _id, code in setup:
@@ -246,7 +252,7 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
     for c in pristine.cells:  # a graded cell sees the exercises above it, as in the notebook
         tags = c.metadata.get("tags", []) if c.cell_type == "code" else []
         if "exercise" in tags:
-            exercises.append((c.id, mine[c.id].source if c.id in mine else c.source))
+            exercises.append((c.id, mine.get(c.id, c.source)))
             own.append(c.id)
         elif "graded" in tags:
             jobs.append({"cell": c.id, "setup": setup, "exercises": list(exercises),
@@ -255,6 +261,41 @@ def part_jobs(nb: nbformat.NotebookNode, pristine: nbformat.NotebookNode, lab: s
                          "stubs": stubs, "numbers": numbers, "stubbed": []})
             own = []
     return jobs
+
+
+def learners_exercises(nb: nbformat.NotebookNode,
+                       pristine: nbformat.NotebookNode) -> dict[str, str]:
+    """The learner's code for each of the pristine lab's exercise cells, by cell id.
+
+    A cell keeps its id through JupyterLab, so the id decides. Some tools drop ids (Colab, an
+    old Jupyter: nbformat 4.4 and below have none), and then every cell would read as
+    unfilled: a code cell that carries no id the lab knows stands for the next exercise
+    cell left when its first line is that cell's first line (the function's signature,
+    kept as the lab gives it) or, failing that, when it is still tagged ``exercise``.
+    """
+    known = {c.id for c in pristine.cells}
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    found = {c.id: c.source for c in code if c.get("id") in known}
+    strangers = [c for c in code if c.get("id") not in known]
+    start = 0
+    for cell in _sources(pristine, "exercise"):
+        if cell.id in found or not strangers:
+            continue
+        first = _first_line(cell.source)
+        rest = strangers[start:]
+        match = (next((i for i, c in enumerate(rest) if _first_line(c.source) == first), None)
+                 if first else None)
+        if match is None:
+            match = next((i for i, c in enumerate(rest)
+                          if "exercise" in c.metadata.get("tags", [])), None)
+        if match is not None:
+            found[cell.id] = rest[match].source
+            start += match + 1
+    return found
+
+
+def _first_line(source: str) -> str:
+    return next((line.strip() for line in source.splitlines() if line.strip()), "")
 
 
 def run_part(job: dict, timeout: float, closed: tuple[str, ...] = ()) -> dict:
