@@ -311,6 +311,20 @@ def test_a_lab_saved_by_a_tool_that_drops_cell_ids_is_graded_as_written(tmp_path
     assert [p.graded.passed == p.graded.total for p in parts] == [True] * 4
 
 
+def test_a_notebook_names_its_lab_but_cannot_point_the_grader_outside_the_labs(tmp_path):
+    """`./course.sh grade` takes the lab from the notebook's metadata, then its file name: a
+    path in the metadata is read as a stem only, and a notebook that names no lab of the
+    course gets a clear error instead of a traceback."""
+    nb = fill("lab01_framing", "en")
+    nb.metadata["mcpkit"]["source"] = "../../../etc/passwd"
+    nbformat.write(nb, tmp_path / "lab01_framing.ipynb")
+    _lang, parts = course_grade.check_one(tmp_path / "lab01_framing.ipynb", ROOT)
+    assert [p.graded.passed == p.graded.total for p in parts] == [True] * 4
+    nbformat.write(nb, tmp_path / "mine.ipynb")
+    with pytest.raises(FileNotFoundError, match="not one of this course's labs"):
+        course_grade.check_one(tmp_path / "mine.ipynb", ROOT)
+
+
 def test_gaming_class_grading_earns_nothing(tmp_path):
     """Every gaming fixture is graded beside the same exercise code without the gaming; the
     gamed part scores zero (or exactly what the honest code scores), the others full marks."""

@@ -104,7 +104,11 @@ def _check(args: argparse.Namespace) -> int:
     except Unreadable as exc:
         print(exc, file=sys.stderr)
         return 2
-    lang, parts = check_one(path, root, timeout=args.timeout, nb=nb, every_detail=args.all)
+    try:
+        lang, parts = check_one(path, root, timeout=args.timeout, nb=nb, every_detail=args.all)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     try:
         shown = path.resolve().relative_to(root)
     except ValueError:

@@ -591,9 +591,18 @@ def check_one(path: Path, root: Path, timeout: int = 60,
 
     if nb is None:
         nb = read_copy(path)
-    lab = nb.metadata.get("mcpkit", {}).get("source", "")
-    lab = Path(lab).stem if lab else Path(path).stem
     lang = _lang_of(nb)
+    # The lab the notebook says it is, else the one its file name says; a stem only, so that
+    # metadata cannot point the grader at a file outside the course's labs.
+    said = nb.metadata.get("mcpkit", {}).get("source", "")
+    named = [Path(said).stem] if isinstance(said, str) and said else []
+    lab = next((stem for stem in [*named, Path(path).stem]
+                if (root / "labs" / lang / f"{stem}.ipynb").is_file()), None)
+    if lab is None:
+        raise FileNotFoundError(
+            f"{path}: not one of this course's labs (its name and its metadata name no lab "
+            f"under {root / 'labs'}) / no es uno de los laboratorios del curso (ni su nombre "
+            f"ni sus metadatos nombran un laboratorio de {root / 'labs'})")
     pristine = _pristine(root, lang, lab)
     names = part_names(pristine)
     parts = [Part(names[c.id], Graded(c.id, i, _points(c), _expected_total(c)))
