@@ -208,7 +208,7 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
     ("Content-Type: text/plain, Accept: text/html", "Content-Type: text/plain, Accept: "
      "text/html", "POST", "/mcp", {"content-type": "text/plain", "accept": "text/html"}, None,
      415, "both wrong: Content-Type (415) comes before Accept (406)",
-     "las dos mal: Content-Type (415) va antes que Accept (406)"),
+     "las dos están mal: Content-Type (415) va antes que Accept (406)"),
     ("Content-Type with two types", "Content-Type con dos tipos", "POST", "/mcp",
      {"content-type": "text/plain, application/json"}, None, None,
      "content-type's media types must include application/json: any of them may be it",
@@ -1041,8 +1041,8 @@ def check_notes_front(make_app: Callable) -> None:
         given=f"POST /mcp {json.dumps(_TAG_EMPTY)}",
         hint=_("with notifications first the answer is an SSE stream: status 200, sent before "
                "the messages, whatever the final response says",
-               "con notificaciones antes la respuesta es un flujo SSE: código de estado 200, "
-               "enviado antes que los mensajes, diga lo que diga la respuesta final")))
+               "si antes llegan notificaciones, la respuesta es un flujo SSE: código de estado "
+               "200, enviado antes que los mensajes, diga lo que diga la respuesta final")))
     results.append(case(
         _("refusal comes first: before the 405 and before the body",
           "refusal va primero: antes del 405 y antes del cuerpo"),
@@ -1070,9 +1070,9 @@ def check_notes_front(make_app: Callable) -> None:
         {"status": 200, "code": None},
         given="POST /mcp " + ", ".join(f"{k}: {v}" for k, v in _SPLIT_ACCEPT),
         hint=_("a header may come in several lines: header_dict(scope) joins them with ', '; "
-               "a dict that keeps only the last line loses application/json",
+               "a dict that keeps only the last line loses one of the two types",
                "una cabecera puede llegar en varias líneas: header_dict(scope) las une con "
-               "', '; un dict que solo guarda la última línea pierde application/json")))
+               "', '; un dict que solo guarda la última línea pierde uno de los dos tipos")))
     results.append(predicate(
         _("a websocket scope is not a request", "un scope websocket no es una solicitud"),
         lambda: _websocket(make_app), lambda sent: isinstance(sent, list) and all(
@@ -1148,8 +1148,8 @@ def _not_message_hint(got: Any) -> str | None:
              "a string method, params an object): when it raises JsonRpcError, 400 with "
              "-32600, even without an \"id\"",
              "deja que jsonrpc.classify juzgue el sobre completo (un objeto, \"jsonrpc\": "
-             "\"2.0\", un method de texto, params un objeto): si lanza JsonRpcError, 400 con "
-             "-32600, aunque no haya \"id\"")
+             "\"2.0\", un method que sea texto, unos params que sean un objeto): si lanza "
+             "JsonRpcError, 400 con -32600, aunque no haya \"id\"")
 
 
 def _other_limit(make_app: Callable) -> Any:
