@@ -736,8 +736,10 @@ def _over_http(hint: str) -> Callable[[Any], str | None]:
 
     def choose(got: Any) -> str | None:
         if isinstance(got, Seen) and got.type in ("RemoteProtocolError", "ReadTimeout"):
-            return _("the response did not end: " + _ending_hint({"response": True}),
-                     "la respuesta no terminó: " + _ending_hint({"response": True}))
+            return _("the connection closed before the response ended; "
+                     + _ending_hint({"response": True}),
+                     "la conexión se cerró antes de que terminara la respuesta; "
+                     + _ending_hint({"response": True}))
         return hint
 
     return choose
