@@ -366,6 +366,37 @@ def test_lab09_a_port_slow_to_start_gets_a_second_longer_wait(monkeypatch):
     assert memo.port(slow, script, expected) == expected
 
 
+def _lab08_solution(*edits: tuple[str, str]) -> dict:
+    """Lab 08's setup and exercise cells, from the solution, with ``edits`` applied."""
+    nb = src.render(src.read_source(ROOT / "course" / "labs" / "lab08_http.py"),
+                    "lab08_http", "en", "solution", "lab")
+    namespace: dict = {}
+    applied = 0
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "code" and ("setup" in tags or "exercise" in tags):
+            source = cell.source
+            for old, new in edits:
+                applied += source.count(old)
+                source = source.replace(old, new)
+            exec(source, namespace)
+    assert applied == len(edits), "an edit no longer matches the solution"
+    return namespace
+
+
+def test_lab08_body_events_always_say_more_body():
+    """The lab shows every body event with "more_body", and real servers always send it: an
+    app that reads it with event["more_body"] is honest. The loop check's one event had no
+    "more_body", so an audit's honest answer lost a check, with a hint about exchange()."""
+    from mcpkit.grading import lab08
+
+    old = 'more = event.get("more_body", False)'
+    namespace = _lab08_solution((old, 'more = event["more_body"]'))
+    assert lab08._loop_free(namespace["make_app"]) == {"status": 200,
+                                                      "loop ran during the call": True}
+    assert lab08._goes_away(namespace["make_app"]) == []
+
+
 def test_lab09_a_port_may_say_where_it_comes_from_but_not_run_mcpkit():
     """Comments and docstrings may name mcpkit ("ported from mcpkit.examples.notes") and do
     not count as lines of code; a name or a string in the code that says mcpkit is a port

@@ -160,7 +160,8 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 #   (parameters dropped, and types with `q=0`, "not acceptable", left out);
 #   `same_secret(a, b)` compares two strings in constant time; `LOOPBACK` is the three names of
 #   this machine.
-# - `header_dict(scope)`: an ASGI request's headers as a dict with lowercase names.
+# - `header_dict(scope)`: an ASGI request's headers as a dict with lowercase names (a header
+#   sent in several lines is joined with `", "`, as HTTP reads it).
 # - `await answer(server, message)`: hands one JSON-RPC message to a fresh connection of
 #   `server` (stateless: one per request) and returns every message the server sent, the
 #   final response last; on a thread, so the event loop stays free.
@@ -197,7 +198,8 @@ async def send_error(send, status, message, code=jsonrpc.INVALID_REQUEST, header
 #   parámetros, y sin los tipos con `q=0`, "no aceptable"); `same_secret(a, b)` compara dos
 #   cadenas en tiempo constante; `LOOPBACK` son los tres nombres de esta máquina.
 # - `header_dict(scope)`: las cabeceras de una solicitud ASGI como un dict con nombres en
-#   minúsculas.
+#   minúsculas (una cabecera enviada en varias líneas queda unida con `", "`, como la lee
+#   HTTP).
 # - `await answer(server, message)`: entrega un mensaje JSON-RPC a una conexión nueva de
 #   `server` (sin estado: una por solicitud) y devuelve todos los mensajes que envió el
 #   servidor, con la respuesta final en último lugar; en un hilo, para que el bucle de eventos quede
@@ -277,7 +279,8 @@ grading.check_refusal(refusal)
 # `{"type": "http.request", "body": b"...", "more_body": True/False}`; you answer with
 # `await send({"type": "http.response.start", "status": ..., "headers": [(b"name", b"value"),
 # ...]})` then one or more `await send({"type": "http.response.body", "body": b"...",
-# "more_body": ...})`.
+# "more_body": ...})`. The last body event of every response has `more_body` False (or leaves
+# it out): until it is sent, the response is not over.
 #
 # Write `make_app(server, token=None, max_body_size=4096)`, which returns such an app. A scope
 # of another type (uvicorn also sends `"lifespan"`) needs nothing from this app: return at
@@ -313,7 +316,8 @@ grading.check_refusal(refusal)
 # `{"type": "http.request", "body": b"...", "more_body": True/False}`; respondes con
 # `await send({"type": "http.response.start", "status": ..., "headers": [(b"name",
 # b"value"), ...]})` y después uno o más `await send({"type": "http.response.body", "body":
-# b"...", "more_body": ...})`.
+# b"...", "more_body": ...})`. El último evento de cuerpo de cada respuesta lleva `more_body`
+# en False (o no lo lleva): hasta que se envía, la respuesta no ha terminado.
 #
 # Escribe `make_app(server, token=None, max_body_size=4096)`, que devuelve una aplicación así.
 # Un scope de otro tipo (uvicorn también envía `"lifespan"`) no necesita nada de esta

@@ -132,6 +132,19 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
     ("Origin: null", "Origin: null", "POST", "/mcp", {"origin": "null"}, None, 403,
      "'null' (a sandboxed page, a file) is not a loopback origin",
      "'null' (una página aislada, un archivo) no es un origen de loopback"),
+    ("an empty Origin", "un Origin vacío", "POST", "/mcp", {"origin": ""}, None, 403,
+     "an Origin header that is there but empty names no loopback page: 403 (only a missing "
+     "Origin is skipped)", "una cabecera Origin presente pero vacía no nombra ninguna página "
+     "de loopback: 403 (solo se salta un Origin ausente)"),
+    ("Host: 0.0.0.0", "Host: 0.0.0.0", "POST", "/mcp", {"host": "0.0.0.0:8000"}, None, 403,
+     "only the three names of LOOPBACK: 0.0.0.0 is not one of them",
+     "solo los tres nombres de LOOPBACK: 0.0.0.0 no es uno de ellos"),
+    ("Origin: https://localhost", "Origin: https://localhost", "POST", "/mcp",
+     {"origin": "https://localhost"}, None, None, "http and https are both fine",
+     "http y https valen los dos"),
+    ("/MCP", "/MCP", "POST", "/MCP", {}, None, 404,
+     "a path is case-sensitive: /MCP is not /mcp", "una ruta distingue mayúsculas de "
+     "minúsculas: /MCP no es /mcp"),
     ("/mcp//", "/mcp//", "POST", "/mcp//", {}, None, None,
      "every trailing / is dropped (path.rstrip('/')): /mcp// is /mcp",
      "se quitan todas las / finales (path.rstrip('/')): /mcp// es /mcp"),
@@ -151,8 +164,30 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
     ("Basic credentials", "credenciales Basic", "POST", "/mcp",
      {"authorization": f"Basic {TOKEN}"}, TOKEN, 401,
      "only the Bearer scheme: 401", "solo el esquema Bearer: 401"),
+    ("a prefix of the token", "un prefijo del token", "POST", "/mcp",
+     {"authorization": f"Bearer {TOKEN[:-1]}"}, TOKEN, 401,
+     "compare the whole credentials with the token (same_secret): a part of it is not it",
+     "compara las credenciales completas con el token (same_secret): una parte no es el "
+     "token"),
+    ("the token in capitals", "el token en mayúsculas", "POST", "/mcp",
+     {"authorization": f"Bearer {TOKEN.upper()}"}, TOKEN, 401,
+     "only the scheme ignores case: the credentials must be the token exactly",
+     "solo el esquema no distingue mayúsculas de minúsculas: las credenciales deben ser "
+     "exactamente el token"),
+    ("a tab after Bearer", "un tabulador tras Bearer", "POST", "/mcp",
+     {"authorization": f"Bearer\t{TOKEN}"}, TOKEN, 401,
+     "split at the first space (partition(' ')): with a tab there is no space, so no Bearer "
+     "scheme", "divide en el primer espacio (partition(' ')): con un tabulador no hay "
+     "espacio, así que no hay esquema Bearer"),
     ("PUT", "PUT", "PUT", "/mcp", {}, None, 405,
      "only GET, POST and DELETE: 405", "solo GET, POST y DELETE: 405"),
+    ("HEAD", "HEAD", "HEAD", "/mcp", {}, None, 405,
+     "HEAD and OPTIONS are not GET, POST or DELETE either: 405",
+     "HEAD y OPTIONS tampoco son GET, POST ni DELETE: 405"),
+    ("post in lower case", "post en minúsculas", "post", "/mcp", {}, None, 405,
+     "method names are case-sensitive (RFC 9110): 'post' is not POST",
+     "los nombres de método distinguen mayúsculas de minúsculas (RFC 9110): 'post' no es "
+     "POST"),
     ("PUT without the token", "PUT sin el token", "PUT", "/mcp", {}, TOKEN, 401,
      "Host, Origin and token come before the method: 401",
      "Host, Origin y token van antes que el método: 401"),
@@ -163,6 +198,22 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
      {"content-type": "application/json; charset=utf-8"}, None, None,
      "parameters after ';' do not change the media type (media_types drops them)",
      "los parámetros tras ';' no cambian el tipo de medio (media_types los quita)"),
+    ("no Content-Type", "sin Content-Type", "POST", "/mcp", {"content-type": None}, None, 415,
+     "a POST with no content-type header does not say application/json: 415",
+     "un POST sin cabecera content-type no dice application/json: 415"),
+    ("Content-Type: application/jsonx", "Content-Type: application/jsonx", "POST", "/mcp",
+     {"content-type": "application/jsonx"}, None, 415,
+     "compare whole media types (media_types), not substrings",
+     "compara tipos de medio completos (media_types), no subcadenas"),
+    ("Content-Type: text/plain, Accept: text/html", "Content-Type: text/plain, Accept: "
+     "text/html", "POST", "/mcp", {"content-type": "text/plain", "accept": "text/html"}, None,
+     415, "both wrong: Content-Type (415) comes before Accept (406)",
+     "las dos están mal: Content-Type (415) va antes que Accept (406)"),
+    ("Content-Type with two types", "Content-Type con dos tipos", "POST", "/mcp",
+     {"content-type": "text/plain, application/json"}, None, None,
+     "content-type's media types must include application/json: any of them may be it",
+     "los tipos de medio de content-type deben incluir application/json: puede ser "
+     "cualquiera de ellos"),
     ("Accept: application/json", "Accept: application/json", "POST", "/mcp",
      {"accept": "application/json"}, None, 406,
      "a POST must accept both application/json and text/event-stream: 406",
@@ -176,6 +227,15 @@ _REFUSAL_CASES: list[tuple[str, str, str, str, dict[str, str], str | None, Any, 
      {"accept": "image/*, text/*"}, None, 406,
      "a family accepts its own types only: image/* is not application/*",
      "una familia solo acepta sus propios tipos: image/* no es application/*"),
+    ("Accept: application/*, text/*", "Accept: application/*, text/*", "POST", "/mcp",
+     {"accept": "application/*, text/*"}, None, None,
+     "a family (type/*) accepts every type of its own", "una familia (tipo/*) acepta todos "
+     "sus tipos"),
+    ("Accept with q=0", "Accept con q=0", "POST", "/mcp",
+     {"accept": "application/json, text/event-stream;q=0"}, None, 406,
+     "q=0 means not acceptable: media_types leaves that type out, so text/event-stream is "
+     "missing", "q=0 significa no aceptable: media_types deja fuera ese tipo, así que falta "
+     "text/event-stream"),
     ("Accept: */*", "Accept: */*", "POST", "/mcp", {"accept": "*/*"}, None, None,
      "*/* (or type/*) accepts both", "*/* (o tipo/*) acepta los dos"),
     ("no Accept", "sin Accept", "POST", "/mcp", {"accept": None}, None, None,
@@ -199,15 +259,19 @@ class RefusalCase:
 
 
 _HOSTS = ["127.0.0.1:8000", "127.0.0.1:8000", "localhost", "localhost:3000", "[::1]:8000",
-          "evil.example", "127.0.0.1.evil.example", "LocalHost:1", None, "127.0.0.2", "[::1"]
+          "evil.example", "127.0.0.1.evil.example", "LocalHost:1", None, "127.0.0.2", "[::1",
+          "0.0.0.0:8000", ""]
 _ORIGINS = [None, None, None, "http://localhost:3000", "https://127.0.0.1", "http://evil.example",
             "null", "file://localhost", "http://[::1]:5", "ftp://localhost", "HTTP://LOCALHOST",
             "http://localhost.evil.example", "https://127.0.0.1.nip.io",
-            "http://localhost@evil.example", "http://[::1].evil.example", "https://localhost/"]
+            "http://localhost@evil.example", "http://[::1].evil.example", "https://localhost/",
+            ""]
 _AUTHS = [None, f"Bearer {TOKEN}", f"bearer {TOKEN}", f"Bearer  {TOKEN} ", "Bearer wrong",
-          f"Basic {TOKEN}", "Bearer", f"Bearer {TOKEN}x", f"BEARER {TOKEN}"]
+          f"Basic {TOKEN}", "Bearer", f"Bearer {TOKEN}x", f"BEARER {TOKEN}",
+          f"Bearer {TOKEN[:-1]}", f"Bearer {TOKEN.upper()}", f"Bearer\t{TOKEN}", "Bearer "]
 _TYPES = ["application/json", "application/json", "application/json; charset=utf-8",
-          "text/plain", "APPLICATION/JSON", None, "application/jsonx", "text/json"]
+          "text/plain", "APPLICATION/JSON", None, "application/jsonx", "text/json",
+          "text/plain, application/json", "application/json-seq"]
 _ACCEPTS = [ACCEPT, ACCEPT, "*/*", "application/json", "text/event-stream",
             "application/*, text/*", "application/json, text/event-stream;q=0", None,
             "text/event-stream, application/json;q=0.5", "text/html", "", "image/*, text/*",
@@ -215,7 +279,8 @@ _ACCEPTS = [ACCEPT, ACCEPT, "*/*", "application/json", "text/event-stream",
 
 
 def _refusal_request(rng: Gen) -> tuple[str, str, str, str | None]:
-    method = rng.choice(["POST"] * 6 + ["GET", "DELETE", "PUT", "PATCH"])
+    method = rng.choice(["POST"] * 6 + ["GET", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS",
+                                        "post", "get"])
     path = rng.choice(["/mcp"] * 6 + ["/mcp/", "/", "/other", "/MCP", "/mcp/x", "/mcp//",
                                       "/mcp///", "//mcp"])
     headers = {"host": rng.choice(_HOSTS), "origin": rng.choice(_ORIGINS),
@@ -303,7 +368,7 @@ def check_refusal(refusal: Callable) -> None:
         reference=reference_refusal, learner=refusal,
         show=lambda x: "; ".join(_refusal_label(*r) for r in x.requests),
         shrink=lambda x: (RefusalCase(tuple(s)) for s in drop_each(list(x.requests)) if s),
-        hint=_refusal_hint, cases=150))
+        hint=_refusal_hint, cases=1000))
     run_checks(results)
 
 
@@ -325,12 +390,31 @@ def notes_front_server() -> Any:
         """Lock a note (always busy: a server-defined error, which travels with 200)."""
         raise jsonrpc.JsonRpcError(-32000, f"note {note_id} is locked by another editor")
 
+    @server.tool(read_only=True)
+    def notes_share(note_id: str) -> str:
+        """Share a note (it needs a capability no client here declares: -32021, a 400)."""
+        raise jsonrpc.JsonRpcError(jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                                   f"sharing note {note_id} needs the elicitation capability",
+                                   {"requiredCapabilities": {"elicitation": {}}})
+
+    @server.tool(read_only=True)
+    def notes_tag(note_id: str, tag: str, ctx: Context) -> str:
+        """Tag a note: logs first, then refuses an empty tag (-32602 after a log line: the
+        stream has started, so it is still 200)."""
+        ctx.log("info", f"tagging note {note_id}")
+        if not tag.strip():
+            raise jsonrpc.JsonRpcError(jsonrpc.INVALID_PARAMS, "a tag must not be empty")
+        return f"note {note_id} tagged {tag}"
+
     return server
 
 
 def modern_headers(message: dict[str, Any]) -> dict[str, str]:
+    version = ((message.get("params") or {}).get("_meta") or {}).get(
+        versions.META_PROTOCOL_VERSION)
     headers = {"host": "127.0.0.1:8000", "content-type": "application/json", "accept": ACCEPT,
-               "mcp-protocol-version": MODERN, "mcp-method": message["method"]}
+               "mcp-protocol-version": version if isinstance(version, str) else MODERN,
+               "mcp-method": message["method"]}
     field = NAME_FIELDS.get(message["method"])
     params = message.get("params") or {}
     if field and isinstance(params.get(field), str):
@@ -341,7 +425,8 @@ def modern_headers(message: dict[str, Any]) -> dict[str, str]:
 async def _drive_async(app: Any, method: str, path: str, headers: list[tuple[str, str]],
                        chunks: list[bytes]) -> list[dict[str, Any]]:
     events = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1}
-              for i, c in enumerate(chunks)] or [{"type": "http.request", "body": b""}]
+              for i, c in enumerate(chunks)] or [{"type": "http.request", "body": b"",
+                                                  "more_body": False}]
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -406,6 +491,9 @@ def http_outcome(sent: Any) -> Any:
                for k, v in start.get("headers", [])}
     kind = headers.get("content-type", "").split(";")[0].strip()
     outcome: dict[str, Any] = {"status": start.get("status")}
+    ending = response_ending(sent)
+    if ending != "ended":
+        outcome["response"] = ending
     if kind == "text/event-stream":
         outcome["format"] = "sse"
         outcome["messages"] = [_normalize(_loads(d))
@@ -416,6 +504,19 @@ def http_outcome(sent: Any) -> Any:
     else:
         outcome["format"] = None
     return seen(outcome)
+
+
+def response_ending(sent: list[dict[str, Any]]) -> str:
+    """Whether an ASGI response was completed: one ``http.response.start``, then body events,
+    the last without ``more_body`` (or with it False), and nothing after it."""
+    last = next((i for i, m in enumerate(sent) if m.get("type") == "http.response.body"
+                 and not m.get("more_body", False)), None)
+    if last is None:
+        return _("never ended (no http.response.body without more_body)",
+                 "nunca terminó (ningún http.response.body sin more_body)")
+    if last < len(sent) - 1:
+        return _("events sent after it ended", "eventos enviados después de terminar")
+    return "ended"
 
 
 def sse_events(text: str) -> list[str]:
@@ -443,19 +544,33 @@ def _loads(data: bytes | str) -> Any:
         return {"not JSON": data if isinstance(data, str) else data.decode("utf-8", "replace")}
 
 
-def _reference_app(token: str | None) -> Any:
+def _reference_app(token: str | None, limit: int = BODY_LIMIT) -> Any:
     from ..transports.http import McpHttpApp
 
-    return McpHttpApp(notes_front_server(), token=token, max_body_size=BODY_LIMIT)
+    return McpHttpApp(notes_front_server(), token=token, max_body_size=limit)
 
 
 @dataclass(frozen=True)
 class AppCase:
     token: str | None
     requests: tuple[tuple[str, str, str, bytes, int], ...]  # method, path, headers, body, cuts
+    limit: int = BODY_LIMIT  # make_app's max_body_size
 
 
-def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
+#: Valid JSON that is no JSON-RPC request or notification (a notification's envelope wrong).
+NOT_MESSAGES = (b"5", b"[]", b'"text"', b'{"jsonrpc": "2.0"}',
+                b'{"jsonrpc": "1.0", "method": "notifications/initialized"}',
+                b'{"method": "notifications/initialized"}',
+                b'{"jsonrpc": "2.0", "method": "notifications/initialized", "params": [1]}',
+                b'{"jsonrpc": "2.0", "method": 5}',
+                b'{"jsonrpc": "2.0", "method": "tools/list", "id": null}',
+                b'{"jsonrpc": "2.0", "id": 1, "result": {}}',
+                b'[{"jsonrpc": "2.0", "method": "notifications/initialized"}]')
+#: A protocol version no server speaks: -32022, a 400.
+OLD_VERSION = "1999-01-01"
+
+
+def _body_for(rng: Gen, limit: int = BODY_LIMIT) -> tuple[dict[str, str] | None, bytes]:
     roll = rng.random()
     if roll < 0.45:
         call = rng.choice([
@@ -466,6 +581,9 @@ def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
             ("tools/call", {"name": "notes_list", "arguments": {}}),
             ("tools/call", {"name": "nope", "arguments": {}}),
             ("tools/call", {"name": "notes_lock", "arguments": {"note_id": "1"}}),
+            ("tools/call", {"name": "notes_share", "arguments": {"note_id": "1"}}),
+            ("tools/call", {"name": "notes_tag", "arguments": {"note_id": "1", "tag": rng.choice(
+                ["", "todo"])}}),
             ("resources/read", {"uri": rng.choice(["notes://1", "notes://99"])}),
             ("prompts/list", {}),
             ("server/discover", {}),
@@ -473,8 +591,10 @@ def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
         ])
         method, params = call
         meta = dict(META)
-        if method == "tools/call" and params["name"] == "count_words":
+        if method == "tools/call" and params["name"] in ("count_words", "notes_tag"):
             meta[versions.META_LOG_LEVEL] = rng.choice(["info", "info", "error"])
+        if rng.random() < 0.08:
+            meta[versions.META_PROTOCOL_VERSION] = OLD_VERSION
         message = jsonrpc.request(rng.choice([1, "a", 7]), method, {**params, "_meta": meta})
         return modern_headers(message), json.dumps(message).encode()
     if roll < 0.55:
@@ -487,13 +607,11 @@ def _body_for(rng: Gen) -> tuple[dict[str, str] | None, bytes]:
     if roll < 0.62:
         return None, rng.choice([b"{not json", b"", b"[1, 2", b"\xff"])
     if roll < 0.7:
-        return None, rng.choice([b"5", b'"text"', b'{"jsonrpc": "2.0"}',
-                                 b'{"jsonrpc": "2.0", "id": 1, "result": {}}'])
+        return None, rng.choice(NOT_MESSAGES)
     if roll < 0.78:
         message = jsonrpc.request(1, "tools/list")  # no _meta: -32602
         return None, json.dumps(message).encode()
-    size = rng.choice([BODY_LIMIT - 1, BODY_LIMIT, BODY_LIMIT + 1, BODY_LIMIT + 7,
-                       BODY_LIMIT + 100, 3 * BODY_LIMIT])
+    size = rng.choice([limit - 1, limit, limit + 1, limit + 7, limit + 100, 3 * limit])
     message = sized_request(size)
     return modern_headers(message), json.dumps(message).encode()
 
@@ -507,9 +625,9 @@ def sized_request(size: int) -> dict[str, Any]:
     return message
 
 
-def _app_request(rng: Gen) -> tuple[str, str, str, bytes, int]:
+def _app_request(rng: Gen, limit: int = BODY_LIMIT) -> tuple[str, str, str, bytes, int]:
     method = rng.choice(["POST"] * 8 + ["GET", "DELETE"])
-    headers, body = _body_for(rng)
+    headers, body = _body_for(rng, limit)
     headers = dict(headers or {"host": "127.0.0.1:8000", "content-type": "application/json",
                                "accept": ACCEPT})
     roll = rng.random()
@@ -523,13 +641,19 @@ def _app_request(rng: Gen) -> tuple[str, str, str, bytes, int]:
         headers["authorization"] = rng.choice([f"Bearer {TOKEN}", "Bearer no"])
     if method != "POST":
         body = b""
-    return method, rng.choice(["/mcp"] * 9 + ["/x"]), json.dumps(headers), body, \
+    pairs = list(headers.items())
+    if "accept" in headers and rng.random() < 0.15:  # a list header sent as several lines
+        pairs = [p for p in pairs if p[0] != "accept"] + [
+            ("accept", part.strip()) for part in headers["accept"].split(",")]
+    return method, rng.choice(["/mcp"] * 9 + ["/x"]), json.dumps(pairs), body, \
         rng.randint(1, 4)
 
 
 def _app_case(rng: Gen) -> AppCase:
-    return AppCase(rng.choice([None, None, TOKEN]),
-                   tuple(_app_request(rng) for _i in range(rng.randint(1, 3))))
+    token = rng.choice([None, None, TOKEN])
+    limit = rng.choice([BODY_LIMIT, BODY_LIMIT, 1000, 6000])
+    return AppCase(token, tuple(_app_request(rng, limit) for _i in range(rng.randint(1, 3))),
+                   limit)
 
 
 def _chunks(body: bytes, cuts: int) -> list[bytes]:
@@ -539,6 +663,11 @@ def _chunks(body: bytes, cuts: int) -> list[bytes]:
     return [body[i:i + size] for i in range(0, len(body), size)]
 
 
+def _show_headers(pairs: str) -> str:
+    """A request's header lines (JSON pairs) as a client writes them: {name: value, ...}."""
+    return "{" + ", ".join(f"{k}: {v}" for k, v in json.loads(pairs)) + "}"
+
+
 def _short(body: bytes) -> str:
     text = body.decode("utf-8", "replace")
     return text if len(text) <= 120 else f"{text[:100]}… ({len(body)} bytes)"
@@ -546,15 +675,16 @@ def _short(body: bytes) -> str:
 
 def _app_trial(make_app: Any, x: AppCase) -> list[Step]:
     if make_app is _reference_app:
-        app = _reference_app(x.token)
+        app = _reference_app(x.token, x.limit)
     else:
-        app = make_app(notes_front_server(), token=x.token, max_body_size=BODY_LIMIT)
+        app = make_app(notes_front_server(), token=x.token, max_body_size=x.limit)
     steps = []
     try:
         for method, path, headers, body, cuts in x.requests:
-            sent = drive(app, method, path, list(json.loads(headers).items()),
+            sent = drive(app, method, path, [tuple(p) for p in json.loads(headers)],
                          _chunks(body, cuts))
-            steps.append(Step(f"{method} {path} {headers} {_short(body)}", http_outcome(sent)))
+            steps.append(Step(f"{method} {path} {_show_headers(headers)} {_short(body)}",
+                              http_outcome(sent)))
     finally:
         close = getattr(app, "close", None)
         if make_app is _reference_app and close is not None:
@@ -567,6 +697,16 @@ def _app_hint(x: AppCase, expected: Step | None, got: Step | None) -> str | None
     have = got.seen if got else None
     if not isinstance(want, dict) or not isinstance(have, dict):
         return None
+    if "response" in have:
+        return _ending_hint(have)
+    refused = {404, 403, 401, 405, 406, 415}
+    if want.get("status") != have.get("status") and (want.get("status") in refused
+                                                     or have.get("status") in refused):
+        return _("refusal(...) (part 1) decides first, with the request's method, path, "
+                 "header_dict(scope) and make_app's token; then GET and DELETE get 405; only "
+                 "then is the body read", "refusal(...) (parte 1) decide primero, con el "
+                 "método, la ruta, header_dict(scope) y el token de make_app; después GET y "
+                 "DELETE reciben 405; solo entonces se lee el cuerpo")
     if want.get("format") != have.get("format"):
         return _("JSON when the final response is the only message; an SSE stream when "
                  "notifications come first; no body for 202",
@@ -590,15 +730,41 @@ def _app_hint(x: AppCase, expected: Step | None, got: Step | None) -> str | None
     return None
 
 
+def _over_http(hint: str) -> Callable[[Any], str | None]:
+    """A case's hint, unless the client saw the connection end before the response did: then
+    what an unfinished ASGI response looks like from outside."""
+
+    def choose(got: Any) -> str | None:
+        if isinstance(got, Seen) and got.type in ("RemoteProtocolError", "ReadTimeout"):
+            return _("the connection closed before the response ended; "
+                     + _ending_hint({"response": True}),
+                     "la conexión se cerró antes de que terminara la respuesta; "
+                     + _ending_hint({"response": True}))
+        return hint
+
+    return choose
+
+
+def _ending_hint(have: Any) -> str | None:
+    if not isinstance(have, dict) or "response" not in have:
+        return None
+    return _("end every response: after http.response.start, body events, the last one "
+             "without more_body (or more_body False), and nothing after it; a 202 still needs "
+             "its empty body event", "termina cada respuesta: tras http.response.start, "
+             "eventos de cuerpo, el último sin more_body (o con more_body False), y nada "
+             "después; un 202 también necesita su evento de cuerpo vacío")
+
+
 def app_differential(make_app: Callable) -> CaseResult:
     return differential(
         _("generated HTTP requests, against mcpkit's McpHttpApp",
           "solicitudes HTTP generadas, frente al McpHttpApp de mcpkit"),
         key="lab08/app", generate=_app_case, trial=_app_trial, reference=_reference_app,
         learner=make_app,
-        show=lambda x: f"token={x.token!r}; " + "; ".join(
-            f"{m} {p} {h} {_short(b)}" for m, p, h, b, _c in x.requests),
-        shrink=lambda x: (AppCase(x.token, tuple(s)) for s in drop_each(list(x.requests)) if s),
+        show=lambda x: f"token={x.token!r}, max_body_size={x.limit}; " + "; ".join(
+            f"{m} {p} {_show_headers(h)} {_short(b)}" for m, p, h, b, _c in x.requests),
+        shrink=lambda x: (AppCase(x.token, tuple(s), x.limit)
+                          for s in drop_each(list(x.requests)) if s),
         hint=_app_hint, cases=30)
 
 
@@ -695,7 +861,8 @@ def check_notes_front(make_app: Callable) -> None:
             _("mcpkit's client over HTTP: discover, list, call",
               "el cliente de mcpkit por HTTP: descubrir, listar, llamar"),
             with_client, ["modern", ["count_words", "notes_create", "notes_delete",
-                                     "notes_list", "notes_lock", "notes_search"], ["3"]],
+                                     "notes_list", "notes_lock", "notes_search", "notes_share",
+                                     "notes_tag"], ["3"]],
             hint=_("a real client must get through: POST /mcp, one JSON-RPC message, its "
                    "answer as application/json",
                    "un cliente real debe poder pasar: POST /mcp, un mensaje JSON-RPC, su "
@@ -773,7 +940,7 @@ def check_notes_front(make_app: Callable) -> None:
              [401, 200], _("pass make_app's token to refusal",
                            "pasa el token de make_app a refusal")),
         ):
-            results.append(case(name, thunk, expected, hint=hint))
+            results.append(case(name, thunk, expected, hint=_over_http(hint)))
     results.append(case(
         _("a JSON-RPC response is not a request: 400, -32600",
           "una respuesta JSON-RPC no es una solicitud: 400, -32600"),
@@ -838,13 +1005,233 @@ def check_notes_front(make_app: Callable) -> None:
         given=_("POST tools/call of a tool that takes 0.5 s, with another task on the loop",
                 "POST tools/call de una herramienta que tarda 0.5 s, con otra tarea en el "
                 "bucle"),
-        hint=_("await answer(server, message): it runs the server on a thread; calling "
-               "exchange() directly blocks every other request for as long as the tool takes",
-               "await answer(server, message): ejecuta el servidor en un hilo; llamar a "
-               "exchange() directamente bloquea cualquier otra solicitud mientras dura la "
-               "herramienta")))
+        hint=_loop_hint))
+    results.append(case(
+        _("make_app's max_body_size is the limit", "el límite es el max_body_size de make_app"),
+        lambda: _other_limit(make_app), [{"status": 200, "code": None},
+                                         {"status": 413, "code": -32600}],
+        given=_("make_app(server, max_body_size={m}); POST /mcp, bodies of {a} and {b} bytes",
+                "make_app(server, max_body_size={m}); POST /mcp, cuerpos de {a} y {b} "
+                "bytes").format(m=OTHER_LIMIT, a=OTHER_LIMIT, b=OTHER_LIMIT + 1),
+        hint=_("compare with make_app's max_body_size, whatever its value (not with 4096)",
+               "compara con el max_body_size de make_app, sea cual sea su valor (no con "
+               "4096)")))
+    results.append(case(
+        _("JSON that is not a JSON-RPC request or notification: 400, -32600",
+          "JSON que no es una solicitud ni una notificación JSON-RPC: 400, -32600"),
+        lambda: [_status_code(drive(app, "POST", "/mcp", list(_json_headers().items()), [b]))
+                 for b in _NOT_MESSAGES_SHOWN],
+        [{"status": 400, "code": -32600}] * len(_NOT_MESSAGES_SHOWN),
+        given="; ".join(f"POST /mcp {b.decode()}" for b in _NOT_MESSAGES_SHOWN),
+        hint=_not_message_hint))
+    results.append(case(
+        _("the protocol errors -32602, -32021, -32022: 400",
+          "los errores de protocolo -32602, -32021, -32022: 400"),
+        lambda: [_status_code(drive(app, "POST", "/mcp", list(modern_headers(m).items()),
+                                    [json.dumps(m).encode()])) for m in _PROTOCOL_ERRORS],
+        [{"status": 400, "code": c} for c in (-32602, -32021, -32022)],
+        given="; ".join(f"POST /mcp {json.dumps(m)}" for m in _PROTOCOL_ERRORS),
+        hint=_("the final response's error code decides: 404 for -32601, 400 for -32700, "
+               "-32600, -32602, -32020, -32021 and -32022, 200 for any other",
+               "decide el código de error de la respuesta final: 404 para -32601, 400 para "
+               "-32700, -32600, -32602, -32020, -32021 y -32022, 200 para cualquier otro")))
+    results.append(case(
+        _("an SSE stream is 200, even when it ends in an error",
+          "un flujo SSE es 200, aunque termine en un error"),
+        lambda: _sse_error(app), {"status": 200, "format": "sse",
+                                  "last": {"id": 5, "error": -32602}},
+        given=f"POST /mcp {json.dumps(_TAG_EMPTY)}",
+        hint=_("with notifications first the answer is an SSE stream: status 200, sent before "
+               "the messages, whatever the final response says",
+               "si antes llegan notificaciones, la respuesta es un flujo SSE: código de estado "
+               "200, enviado antes que los mensajes, diga lo que diga la respuesta final")))
+    results.append(case(
+        _("refusal comes first: before the 405 and before the body",
+          "refusal va primero: antes del 405 y antes del cuerpo"),
+        lambda: _refusal_first(app), [404, 403, 404],
+        given=_("GET /x; DELETE /mcp with Host: evil.example; POST /x with the body {oops",
+                "GET /x; DELETE /mcp con Host: evil.example; POST /x con el cuerpo {oops"),
+        hint=_("call refusal(...) before anything else: a GET or DELETE it refuses gets its "
+               "status, not 405, and a refused POST's body is never read",
+               "llama a refusal(...) antes que a nada: un GET o DELETE que rechaza recibe su "
+               "código de estado, no 405, y el cuerpo de un POST rechazado no se lee")))
+    results.append(case(
+        _("a notification does not reach the server",
+          "una notificación no llega al servidor"),
+        lambda: _notification_kept(make_app), {"status": [202, 202], "messages the server got": 0},
+        given=_("POST /mcp notifications/initialized; POST /mcp notifications/cancelled",
+                "POST /mcp notifications/initialized; POST /mcp notifications/cancelled"),
+        hint=_("answer a notification 202 yourself and do not hand it to the server (no "
+               "connect, no receive): in this era no client notification travels over HTTP",
+               "responde tú 202 a una notificación y no se la pases al servidor (ni connect ni "
+               "receive): en esta era ninguna notificación del cliente viaja por HTTP")))
+    results.append(case(
+        _("Accept sent as two header lines", "Accept enviado en dos líneas de cabecera"),
+        lambda: _status_code(drive(app, "POST", "/mcp", _SPLIT_ACCEPT,
+                                   [json.dumps(search).encode()])),
+        {"status": 200, "code": None},
+        given="POST /mcp " + ", ".join(f"{k}: {v}" for k, v in _SPLIT_ACCEPT),
+        hint=_("a header may come in several lines: header_dict(scope) joins them with ', '; "
+               "a dict that keeps only the last line loses one of the two types",
+               "una cabecera puede llegar en varias líneas: header_dict(scope) las une con "
+               "', '; un dict que solo guarda la última línea pierde uno de los dos tipos")))
+    results.append(predicate(
+        _("a websocket scope is not a request", "un scope websocket no es una solicitud"),
+        lambda: _websocket(make_app), lambda sent: isinstance(sent, list) and all(
+            isinstance(m, dict) and not str(m.get("type", "")).startswith("http.")
+            for m in sent),
+        _("the app returns, and sends no HTTP response",
+          "la aplicación retorna y no envía ninguna respuesta HTTP"),
+        given=_("scope {'type': 'websocket'}, events websocket.connect, websocket.disconnect",
+                "scope {'type': 'websocket'}, eventos websocket.connect, websocket.disconnect"),
+        hint=_("only an 'http' scope is a request: for any other type (not only 'lifespan'), "
+               "return at once", "solo un scope 'http' es una solicitud: para cualquier otro "
+               "tipo (no solo 'lifespan'), retorna en el acto")))
+    results.append(case(
+        _("every response ends", "cada respuesta termina"),
+        lambda: [response_ending(s) if isinstance(s, list) else s for s in (
+            drive(app, "POST", "/mcp", list(modern_headers(note).items()),
+                  [json.dumps(note).encode()]),
+            drive(app, "POST", "/mcp", list(modern_headers(search).items()),
+                  [json.dumps(search).encode()]),
+            drive(app, "POST", "/mcp", list(modern_headers(count).items()),
+                  [json.dumps(count).encode()]),
+            drive(app, "POST", "/x", list(_json_headers().items()), [b"{}"]))],
+        ["ended"] * 4,
+        given=_("POST /mcp: a notification (202), a plain request (JSON), a request that logs "
+                "(SSE); POST /x (404)", "POST /mcp: una notificación (202), una solicitud "
+                "simple (JSON), una solicitud que registra (SSE); POST /x (404)"),
+        hint=lambda got: _ending_hint({"response": True}) if isinstance(got, list) else None))
     results.append(app_differential(make_app))
     run_checks(results)
+
+
+OTHER_LIMIT = 1500
+_NOT_MESSAGES_SHOWN = (b"5", b"[]", b'{"jsonrpc": "1.0", "method": "notifications/initialized"}',
+                       b'{"jsonrpc": "2.0", "method": "notifications/initialized", '
+                       b'"params": [1]}', b'{"jsonrpc": "2.0", "method": 5}')
+_PROTOCOL_ERRORS = (
+    jsonrpc.request(6, "tools/list"),  # no _meta: -32602
+    jsonrpc.request(7, "tools/call", {"name": "notes_share", "arguments": {"note_id": "1"},
+                                      "_meta": META}),
+    jsonrpc.request(8, "tools/list", {"_meta": {**META,
+                                                versions.META_PROTOCOL_VERSION: OLD_VERSION}}))
+_TAG_EMPTY = jsonrpc.request(5, "tools/call", {"name": "notes_tag", "arguments": {
+    "note_id": "1", "tag": ""}, "_meta": {**META, versions.META_LOG_LEVEL: "info"}})
+_SPLIT_ACCEPT = [("host", "127.0.0.1:8000"), ("content-type", "application/json"),
+                 ("accept", "text/event-stream"), ("accept", "application/json")]
+
+
+def _loop_hint(got: Any) -> str | None:
+    if isinstance(got, Seen) and got.type == "TimeoutError":
+        return _("the app did not finish within 5 s: an event without more_body (or with "
+                 "more_body False) is the body's last; and await answer(server, message), "
+                 "which runs the server on a thread (exchange() would block the loop)",
+                 "la aplicación no terminó en 5 s: un evento sin more_body (o con more_body "
+                 "False) es el último del cuerpo; y await answer(server, message), que ejecuta "
+                 "el servidor en un hilo (exchange() bloquearía el bucle)")
+    if isinstance(got, Seen):
+        return None
+    return _("await answer(server, message): it runs the server on a thread; calling "
+             "exchange() directly blocks every other request for as long as the tool takes",
+             "await answer(server, message): ejecuta el servidor en un hilo; llamar a "
+             "exchange() directamente bloquea cualquier otra solicitud mientras dura la "
+             "herramienta")
+
+
+def _not_message_hint(got: Any) -> str | None:
+    if isinstance(got, list) and any(isinstance(g, dict) and g.get("code") == -32700
+                                     for g in got):
+        return _("json.loads accepted these bodies: -32700 is only for a body that does not "
+                 "parse; JSON that is not a request or notification is -32600",
+                 "json.loads aceptó estos cuerpos: -32700 es solo para un cuerpo que no se "
+                 "puede analizar; un JSON que no es solicitud ni notificación es -32600")
+    return _("let jsonrpc.classify judge the whole envelope (an object, \"jsonrpc\": \"2.0\", "
+             "a string method, params an object): when it raises JsonRpcError, 400 with "
+             "-32600, even without an \"id\"",
+             "deja que jsonrpc.classify juzgue el sobre completo (un objeto, \"jsonrpc\": "
+             "\"2.0\", un method que sea texto, unos params que sean un objeto): si lanza "
+             "JsonRpcError, 400 con -32600, aunque no haya \"id\"")
+
+
+def _other_limit(make_app: Callable) -> Any:
+    app = make_app(notes_front_server(), token=None, max_body_size=OTHER_LIMIT)
+    seen_now = []
+    for size in (OTHER_LIMIT, OTHER_LIMIT + 1):
+        message = sized_request(size)
+        sent = drive(app, "POST", "/mcp", list(modern_headers(message).items()),
+                     _chunks(json.dumps(message).encode(), 2))
+        seen_now.append(_status_code(sent))
+    return seen_now
+
+
+def _sse_error(app: Any) -> Any:
+    outcome = http_outcome(drive(app, "POST", "/mcp", list(modern_headers(_TAG_EMPTY).items()),
+                                 [json.dumps(_TAG_EMPTY).encode()]))
+    if not isinstance(outcome, dict):
+        return outcome
+    messages = outcome.get("messages") or [None]
+    return {"status": outcome.get("status"), "format": outcome.get("format"),
+            "last": messages[-1]}
+
+
+def _refusal_first(app: Any) -> list[Any]:
+    evil = {**_json_headers(), "host": "evil.example"}
+    got = []
+    for method, path, headers, body in (("GET", "/x", _json_headers(), b""),
+                                        ("DELETE", "/mcp", evil, b""),
+                                        ("POST", "/x", _json_headers(), b"{oops")):
+        status = _status_code(drive(app, method, path, list(headers.items()), [body]))
+        got.append(status.get("status") if isinstance(status, dict) else status)
+    return got
+
+
+def _recording_server(server: Any, got: list[Any]) -> Any:
+    """``server``, with every message a connection of it receives added to ``got``."""
+
+    class Recorded:
+        def connect(self, send: Callable[[Any], None]) -> Any:
+            connection = server.connect(send)
+
+            class Connection:
+                def receive(self, message: Any) -> Any:
+                    got.append(message)
+                    return connection.receive(message)
+
+                def close(self) -> Any:
+                    return connection.close()
+
+                def __getattr__(self, name: str) -> Any:
+                    return getattr(connection, name)
+
+            return Connection()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(server, name)
+
+    return Recorded()
+
+
+def _notification_kept(make_app: Callable) -> Any:
+    got: list[Any] = []
+    app = make_app(_recording_server(notes_front_server(), got), token=None,
+                   max_body_size=BODY_LIMIT)
+    statuses = []
+    for note in (jsonrpc.notification("notifications/initialized", {"_meta": META}),
+                 jsonrpc.notification("notifications/cancelled", {"requestId": 1,
+                                                                  "_meta": META})):
+        outcome = _status_code(drive(app, "POST", "/mcp", list(modern_headers(note).items()),
+                                     [json.dumps(note).encode()]))
+        statuses.append(outcome.get("status") if isinstance(outcome, dict) else outcome)
+    time.sleep(0.05)  # a notification handed over on a thread of the app's own
+    return {"status": statuses, "messages the server got": len(got)}
+
+
+def _websocket(make_app: Callable) -> Any:
+    app = make_app(notes_front_server(), token=None, max_body_size=BODY_LIMIT)
+    return _raw_exchange(app, {"type": "websocket", "asgi": {"version": "3.0"},
+                               "path": "/mcp", "headers": [], "subprotocols": []},
+                         [{"type": "websocket.connect"}, {"type": "websocket.disconnect"}])
 
 
 #: JSON-RPC responses a client might POST: neither is a request or a notification.
@@ -961,7 +1348,8 @@ def _loop_free(make_app: Callable) -> Any:
         "a": 1, "b": 2}, "_meta": META})
 
     async def run() -> list[dict[str, Any]]:
-        body = [{"type": "http.request", "body": json.dumps(message).encode()}]
+        body = [{"type": "http.request", "body": json.dumps(message).encode(),
+                 "more_body": False}]
         sent: list[dict[str, Any]] = []
 
         async def receive() -> dict[str, Any]:
