@@ -164,7 +164,7 @@ def tool_meta(view: str | None, visibility: Sequence[str] = VISIBILITY) -> dict[
         raise ValueError(f"visibility must list one or both of {VISIBILITY}, not {who!r}")
     ui: dict[str, Any] = {}
     if view is not None:
-        if not view.startswith("ui://"):
+        if not isinstance(view, str) or not view.startswith("ui://"):
             raise ValueError(f"a view's URI must start with ui:// (got {view!r})")
         ui["resourceUri"] = view
     ui["visibility"] = list(dict.fromkeys(who))

@@ -114,6 +114,9 @@ def test_declaring_the_extension_is_read_strictly() -> None:
     (lambda s: apps.tool(s, "ui://v", visibility=["agent"]), "visibility"),
     (lambda s: apps.tool(s, "ui://v", visibility=[]), "visibility"),
     (lambda s: apps.tool(s, "view", visibility=["app"]), "ui://"),
+    (lambda s: apps.tool(s, 7, visibility=["app"]), "ui://"),
+    (lambda s: apps.tool(s, ["ui://v"], visibility=["app"]), "ui://"),
+    (lambda s: apps.tool(s, "ui://v", visibility={"app"}), "visibility"),
 ])
 def test_mistakes_fail_at_registration(mistake, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -397,6 +397,42 @@ def test_lab08_body_events_always_say_more_body():
     assert lab08._goes_away(namespace["make_app"]) == []
 
 
+def test_lab11_a_valueerror_of_a_learners_own_subclass_is_a_valueerror():
+    """The lab asks for a ValueError; an exception class of the learner's own that derives
+    from it is one, and gets full marks."""
+    from mcpkit import apps
+    from mcpkit.grading import lab11
+
+    class CspError(ValueError):
+        pass
+
+    def view_contents(*args, **kwargs):
+        try:
+            return lab11.reference_view_contents(*args, **kwargs)
+        except ValueError as exc:
+            raise CspError(str(exc)) from None
+
+    lab11.check_what_a_server_says(apps.client_supports, apps.tool_meta, view_contents)
+
+
+def test_lab11_tools_may_be_registered_in_any_order():
+    """tools/list follows the order of registration, which the lab leaves free: an app server
+    that registers counter_add first gets full marks."""
+    from mcpkit import apps
+    from mcpkit.grading import lab11
+
+    def build_server(html):
+        server = lab11.Server("counter", "1.0.0")
+        show, add = lab11.counter_tools()
+        apps.tool(server, lab11.BOARD, visibility=["app"], destructive=False)(add)
+        apps.tool(server, lab11.BOARD, read_only=True)(show)
+        apps.add_view(server, lab11.BOARD, html, name="board",
+                      description="The counter's board.", csp=lab11.CSP, prefers_border=True)
+        return server
+
+    lab11.check_app_server(build_server)
+
+
 def test_lab09_a_port_may_say_where_it_comes_from_but_not_run_mcpkit():
     """Comments and docstrings may name mcpkit ("ported from mcpkit.examples.notes") and do
     not count as lines of code; a name or a string in the code that says mcpkit is a port

@@ -150,8 +150,8 @@ def initialize_result(definition):
 #   `{"ui": {"resourceUri": view, "visibility": [...]}}`. `view` is `None` (no view: leave
 #   `resourceUri` out) or a URI that starts with `ui://`. `visibility` is a list or tuple of
 #   strings, each `"model"` or `"app"`, at least one; repeats are dropped, keeping the first
-#   order. Anything else (a view that is not `ui://`, a string instead of a list, an empty
-#   list, another word) raises `ValueError`.
+#   order. Anything else (a view that is not a string starting with `ui://`, a string or a set
+#   instead of a list, an empty list, another word) raises `ValueError`.
 # - `view_contents(uri, html, csp=None, prefers_border=None)`: the one entry of `contents` that
 #   `resources/read` returns for a view: `{"uri": uri, "mimeType": MIME_TYPE, "text": html}`,
 #   plus `"_meta": {"ui": {...}}` when there is something to say: `"csp"` when `csp` is not
@@ -186,8 +186,9 @@ def initialize_result(definition):
 #   `{"ui": {"resourceUri": view, "visibility": [...]}}`. `view` es `None` (sin vista: deja
 #   fuera `resourceUri`) o un URI que empieza por `ui://`. `visibility` es una lista o tupla de
 #   cadenas, cada una `"model"` o `"app"`, al menos una; se quitan los repetidos y se conserva
-#   el orden en que aparece cada valor por primera vez. Cualquier otra cosa (una vista que no es `ui://`, una cadena en lugar de
-#   una lista, una lista vacía, otra palabra) lanza `ValueError`.
+#   el orden en que aparece cada valor por primera vez. Cualquier otra cosa (una vista que no es una cadena
+#   que empieza por `ui://`, una cadena o un conjunto en lugar de una lista, una lista vacía,
+#   otra palabra) lanza `ValueError`.
 # - `view_contents(uri, html, csp=None, prefers_border=None)`: la única entrada de `contents`
 #   que devuelve `resources/read` para una vista: `{"uri": uri, "mimeType": MIME_TYPE, "text":
 #   html}`, más `"_meta": {"ui": {...}}` cuando hay algo que decir: `"csp"` cuando `csp` no es
@@ -219,6 +220,8 @@ def app_tool_meta(view, visibility=("model", "app")):
         raise ValueError(f"visibility must list 'model' and/or 'app', not {visibility!r}")
     ui = {}
     if view is not None:
+        if not isinstance(view, str):
+            raise ValueError(f"a view's URI is a string (got {view!r})")
         if not view.startswith("ui://"):
             raise ValueError(f"a view's URI must start with ui:// (got {view!r})")
         ui["resourceUri"] = view
@@ -349,7 +352,8 @@ grading.check_app_server(build_server)
 # Then write `ViewRouter(host, server, tool, arguments, confirm, open_link)`, the host's side
 # of one view of `server`'s `tool`, called with `arguments`. `confirm(name, arguments)` and
 # `open_link(url)` ask the user and return `True` or `False`. It keeps `audit` (a list),
-# `messages` (a list) and `model_context` (`None` at first). The checks call two methods,
+# `messages` (a list) and `model_context` (`None` at first). The checks call
+# `app_visible` on tool definitions of their own, and two methods of the router,
 # `deliver_result` and `receive`; the skeleton splits `receive` into helpers you may use or
 # reshape: `definition(name)` (the tool's definition, or `None`), and `answer(method, params)`
 # and `call_tool(params)`, which return `(result, None)` or `(None, (code, message))`.
@@ -363,7 +367,7 @@ grading.check_app_server(build_server)
 #
 # `receive(message)` takes one message the view posted and returns the list of messages to
 # post back (an answer is `{"jsonrpc": "2.0", "id": ..., "result": ...}` or `{..., "error":
-# {"code": ..., "message": ...}}`; the message is yours to word). In this order:
+# {"code": ..., "message": ...}}`; the message is a string, yours to word). In this order:
 #
 # 1. not a dict, or `"jsonrpc"` is not `"2.0"`: error -32600 with id `None`;
 # 2. no `"method"` key: a response (to nothing this host sent): nothing back;
@@ -422,7 +426,8 @@ grading.check_app_server(build_server)
 # host de una vista de la herramienta `tool` de `server`, llamada con `arguments`.
 # `confirm(name, arguments)` y `open_link(url)` preguntan al usuario y devuelven `True` o
 # `False`. `ViewRouter` guarda `audit` (una lista), `messages` (una lista) y `model_context` (`None` al
-# principio). Las comprobaciones llaman a dos métodos, `deliver_result` y `receive`; el
+# principio). Las comprobaciones llaman a `app_visible` con definiciones de herramientas
+# propias, y a dos métodos del enrutador, `deliver_result` y `receive`; el
 # esqueleto divide `receive` en funciones auxiliares que puedes usar o reorganizar:
 # `definition(name)` (la definición de la herramienta, o `None`), y `answer(method, params)` y
 # `call_tool(params)`, que devuelven `(result, None)` o `(None, (code, message))`.
@@ -437,7 +442,8 @@ grading.check_app_server(build_server)
 #
 # `receive(message)` recibe un mensaje que envió la vista y devuelve la lista de mensajes
 # que hay que enviarle (una respuesta es `{"jsonrpc": "2.0", "id": ..., "result": ...}` o
-# `{..., "error": {"code": ..., "message": ...}}`; el texto de `message` lo redactas tú). En este orden:
+# `{..., "error": {"code": ..., "message": ...}}`; `message` es una cadena cuyo texto redactas
+# tú). En este orden:
 #
 # 1. no es un dict, o `"jsonrpc"` no es `"2.0"`: error -32600 con id `None`;
 # 2. sin la clave `"method"`: una respuesta (a nada que haya enviado este host): no se devuelve
@@ -647,7 +653,7 @@ with grading.lab11.view_host() as host:
     print(router.audit)
 
 # %% tags=["graded"] points=4
-grading.check_view_router(ViewRouter)
+grading.check_view_router(ViewRouter, app_visible)
 
 # %% [markdown] lang="en"
 # ## Done?

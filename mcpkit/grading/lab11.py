@@ -13,6 +13,7 @@ the model's context are compared after every sequence.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,10 +26,12 @@ from ..host import Host
 from ..jsonrpc import JsonRpcError
 from ..server import Server
 from .core import (
+    CaseResult,
     Gen,
     Seen,
     Step,
     _,
+    _first_difference,
     attempt,
     case,
     differential,
@@ -87,16 +90,19 @@ _CAPABILITIES: list[Any] = [
     {"extensions": {_EXT: {"mimeTypes": ["text/html;profile=mcp-app "]}}},
 ]
 _VIEWS: list[Any] = [None, BOARD, "ui://a", "ui://poll/board?v=2", "https://x.example/v",
-                     "ui:/bad", "UI://x", "ui://", "https://x.example/?v=ui://a", " ui://a"]
+                     "ui:/bad", "UI://x", "ui://", "https://x.example/?v=ui://a", " ui://a", 7,
+                     ["ui://a"]]
 _VISIBILITIES: list[Any] = [["model", "app"], ["app"], ["model"], ["app", "model"],
                             ["app", "app"], ("app",), [], "app", ["App"], ["app", "user"],
-                            ["model", None], "model,app", ("model", "app", "model")]
+                            ["model", None], "model,app", ("model", "app", "model"),
+                            {"app"}, {"model": True}, None, [["app"]]]
 _ORIGINS = ["https://api.example.com", "https://*.example.com", "wss://live.example.com:8443",
             "http://localhost:3000", "https://cdn.example.com/assets/", "http://127.0.0.1:*",
             "*", "https://a.example; script-src *", "'unsafe-eval'", "data:", "ftp://x.example",
             "https://", " https://a.example", "https://a.example'", "example.com",
-            "https://*", "javascript:alert(1)"]
-_FIELDS = [*apps.CSP_FIELDS, "scriptDomains", "connect_domains"]
+            "https://*", "javascript:alert(1)", 5, None, ["https://api.example.com"]]
+_FIELDS = [*apps.CSP_FIELDS, "scriptDomains", "connect_domains", "ConnectDomains",
+           "resourcedomains"]
 _HTML = ["<p>hi</p>", "", "<!doctype html><b>café ☕</b>", "line\nbreak"]
 
 
@@ -112,8 +118,13 @@ def _csp(rng: Gen) -> Any:
         pool = good if rng.random() < 0.6 else _ORIGINS
         origins = rng.sample(pool, rng.randint(0, 3))
         shape = rng.random()
+        # Mostly a list; else a tuple, one origin on its own (a string, not a list), an
+        # empty string, or a mapping: only a list or a tuple of origins is a value.
         csp[field] = (tuple(origins) if shape < 0.1 else (origins[0] if origins and shape < 0.2
-                                                           else origins))
+                                                           else "" if shape < 0.23
+                                                           else {o for o in origins[:1]
+                                                                 if not isinstance(o, list)}
+                                                           if shape < 0.26 else origins))
     return csp
 
 
@@ -123,10 +134,13 @@ class Part1Case:
 
 
 def _encode(args: list[Any]) -> str:
-    # Tuples survive as {"tuple": [...]} so that a tuple is still handed over as one.
+    # Tuples survive as {"(tuple)": [...]} so that a tuple is still handed over as one (and
+    # sets, of one item at most so that they show the same in every process, likewise).
     def enc(v: Any) -> Any:
         if isinstance(v, tuple):
             return {"(tuple)": [enc(x) for x in v]}
+        if isinstance(v, set):
+            return {"(set)": [enc(x) for x in v]}
         if isinstance(v, list):
             return [enc(x) for x in v]
         if isinstance(v, dict):
@@ -140,6 +154,8 @@ def _decode(raw: str) -> list[Any]:
         if isinstance(v, dict):
             if list(v) == ["(tuple)"]:
                 return tuple(dec(x) for x in v["(tuple)"])
+            if list(v) == ["(set)"]:
+                return {dec(x) for x in v["(set)"]}
             return {k: dec(x) for k, x in v.items()}
         if isinstance(v, list):
             return [dec(x) for x in v]
@@ -151,9 +167,24 @@ def _show_args(raw: str) -> str:
     return ", ".join(repr(a) for a in _decode(raw))
 
 
+def _as_value_error(call: Callable[[], Any]) -> Any:
+    """``call()``; a ValueError of a subclass of the learner's own is raised as a plain
+    ValueError (the lab asks for a ValueError, and that is one)."""
+    try:
+        return call()
+    except ValueError as exc:
+        if type(exc) is ValueError:
+            raise
+        try:
+            text = str(exc)
+        except Exception:  # a learner's exception whose __str__ fails
+            text = ""
+        raise ValueError(text) from exc
+
+
 def _part1_trial(impl: dict[str, Callable[..., Any]], x: Part1Case) -> list[Step]:
-    return [Step(f"{fn}({_show_args(raw)})", attempt(lambda fn=fn, raw=raw: impl[fn](
-        *_decode(raw)))) for fn, raw in x.calls]
+    return [Step(f"{fn}({_show_args(raw)})", attempt(lambda fn=fn, raw=raw: _as_value_error(
+        lambda: impl[fn](*_decode(raw))))) for fn, raw in x.calls]
 
 
 def _part1_case(rng: Gen) -> Part1Case:
@@ -163,7 +194,9 @@ def _part1_case(rng: Gen) -> Part1Case:
         if fn == "supports_apps":
             args = [rng.choice(_CAPABILITIES)]
         elif fn == "app_tool_meta":
-            args = [rng.choice(_VIEWS), rng.choice(_VISIBILITIES)]
+            # Now and then without a visibility: its default is ("model", "app").
+            args = [rng.choice(_VIEWS)] + ([rng.choice(_VISIBILITIES)] if rng.random() < 0.8
+                                           else [])
         else:
             uri = rng.choice(_VIEWS[1:] if rng.random() < 0.85 else _VIEWS)
             args = [uri, rng.choice(_HTML), _csp(rng), rng.choice([None, None, True, False])]
@@ -228,6 +261,20 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
             "supports_apps", [{"extensions": [_EXT]}],
             "check each level's type before you look inside it",
             "comprueba el tipo de cada nivel antes de mirar dentro"),
+        one("the extension's settings are not an object",
+            "los ajustes de la extensión no son un objeto", "supports_apps",
+            [{"extensions": {_EXT: True}}],
+            "capabilities['extensions'][EXTENSION] must be a dict before you read mimeTypes: "
+            "False, never an exception",
+            "capabilities['extensions'][EXTENSION] debe ser un dict antes de leer mimeTypes: "
+            "False, nunca una excepción"),
+        one("a MIME type spelt almost right", "un tipo MIME casi bien escrito",
+            "supports_apps", [{"extensions": {_EXT: {"mimeTypes": [
+                "Text/HTML;profile=mcp-app", "text/html; profile=mcp-app",
+                "text/html;profile=mcp-app "]}}}],
+            "MIME_TYPE exactly, as the extension writes it: no other case, no spaces",
+            "MIME_TYPE tal cual, como lo escribe la extensión: sin cambiar mayúsculas ni "
+            "añadir espacios"),
         one("a tool the model and the view may call", "una herramienta que pueden llamar el "
             "modelo y la vista", "app_tool_meta", [BOARD, ["model", "app"]],
             "{'ui': {'resourceUri': view, 'visibility': [...]}}",
@@ -242,6 +289,10 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
             [BOARD, "app"], "a string is not a list of words (it would be 'a', 'p', 'p'): "
             "ValueError", "una cadena no es una lista de palabras (serían 'a', 'p', 'p'): "
             "ValueError"),
+        one("a visibility word in another case", "una palabra de visibility con otras "
+            "mayúsculas", "app_tool_meta", [BOARD, ["App"]],
+            "only 'model' and 'app', exactly: ValueError",
+            "solo 'model' y 'app', tal cual: ValueError"),
         one("an empty visibility", "una visibilidad vacía", "app_tool_meta", [BOARD, []],
             "nobody could call the tool: ValueError",
             "nadie podría llamar a la herramienta: ValueError"),
@@ -256,15 +307,31 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
         one("a tool without a view", "una herramienta sin vista", "app_tool_meta",
             [None, ["model"]], "no view: no resourceUri, the visibility still",
             "sin vista: sin resourceUri, pero con visibility"),
+        one("the default visibility", "la visibilidad por defecto", "app_tool_meta", [BOARD],
+            "without a visibility argument, the tool is for both: ['model', 'app']",
+            "sin el argumento visibility, la herramienta es para los dos: ['model', 'app']"),
+        one("visibility as a set", "visibility como conjunto", "app_tool_meta",
+            [BOARD, {"app"}], "only a list or a tuple (a set has no order): ValueError",
+            "solo una lista o una tupla (un conjunto no tiene orden): ValueError"),
+        one("a view that is not a string", "una vista que no es una cadena", "app_tool_meta",
+            [7, ["app"]], "a view is None or a string that starts with ui://; anything else: "
+            "ValueError (not another error)", "una vista es None o una cadena que empieza "
+            "por ui://; cualquier otra cosa: ValueError (no otro error)"),
         one("a view that declares nothing", "una vista que no declara nada", "view_contents",
             [BOARD, "<p>hi</p>", None, None],
             "uri, mimeType (with its profile) and text; no _meta when there is nothing in it",
             "uri, mimeType (con su perfil) y text; sin _meta cuando no hay nada en él"),
         one("CSP origins and a border", "orígenes CSP y un borde", "view_contents",
-            [BOARD, "<p>hi</p>", {"connectDomains": ["https://api.example.com"],
+            [BOARD, "<p>hi</p>", {"connectDomains": ["wss://live.example.com:8443",
+                                                     "https://api.example.com"],
                                   "resourceDomains": ["https://*.example.com"]}, True],
             "_meta: {'ui': {'csp': {...}, 'prefersBorder': True}}",
             "_meta: {'ui': {'csp': {...}, 'prefersBorder': True}}"),
+        one("an empty csp is said too", "un csp vacío también se declara", "view_contents",
+            [BOARD, "<p>hi</p>", {}, None],
+            "csp={} is not None: _meta.ui.csp is {} (a view that needs no origin says so)",
+            "csp={} no es None: _meta.ui.csp es {} (una vista que no necesita orígenes lo "
+            "dice)"),
         one("prefers_border=False is said too", "prefers_border=False también se declara",
             "view_contents", [BOARD, "", None, False],
             "None means nothing to say; False is something to say",
@@ -277,10 +344,31 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
         one("a wildcard origin", "un origen comodín", "view_contents",
             [BOARD, "<p>hi</p>", {"resourceDomains": ["*"]}, None],
             "'*' is not an origin: ValueError", "'*' no es un origen: ValueError"),
+        one("a scheme with no host name", "un esquema sin nombre de host", "view_contents",
+            [BOARD, "<p>hi</p>", {"resourceDomains": ["https://*"]}, None],
+            "'https://*' allows every host name: not an origin ORIGIN.fullmatch accepts, "
+            "ValueError", "'https://*' permite cualquier nombre de host: no es un origen que "
+            "ORIGIN.fullmatch acepte, ValueError"),
         one("an unknown CSP field", "un campo CSP desconocido", "view_contents",
             [BOARD, "<p>hi</p>", {"scriptDomains": ["https://api.example.com"]}, None],
             "only the four CSP_FIELDS: ValueError",
             "solo los cuatro CSP_FIELDS: ValueError"),
+        one("a CSP field spelt another way", "un campo CSP escrito de otra forma",
+            "view_contents",
+            [BOARD, "<p>hi</p>", {"ConnectDomains": ["https://api.example.com"]}, None],
+            "the four CSP_FIELDS exactly as written (case included): ValueError",
+            "los cuatro CSP_FIELDS tal como se escriben (mayúsculas incluidas): ValueError"),
+        one("a CSP entry that is not a string", "una entrada CSP que no es una cadena",
+            "view_contents",
+            [BOARD, "<p>hi</p>", {"connectDomains": ["https://api.example.com", 5]}, None],
+            "every entry must be a string ORIGIN.fullmatch accepts: ValueError (check the "
+            "type before you match it)", "cada entrada debe ser una cadena que "
+            "ORIGIN.fullmatch acepta: ValueError (comprueba el tipo antes de buscar la "
+            "coincidencia)"),
+        one("a CSP value that is an empty string", "un valor CSP que es una cadena vacía",
+            "view_contents", [BOARD, "<p>hi</p>", {"frameDomains": ""}, None],
+            "a string is not a list of origins, not even an empty one: ValueError",
+            "una cadena no es una lista de orígenes, ni siquiera una vacía: ValueError"),
         one("a view URI that is not ui://", "un URI de vista que no es ui://",
             "view_contents", ["https://x.example/v", "<p>hi</p>", None, None],
             "ValueError", "ValueError"),
@@ -288,6 +376,10 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
             ["ui://", "<p>hi</p>", None, None],
             "the bare scheme names no view: ValueError",
             "el esquema por sí solo no nombra ninguna vista: ValueError"),
+        one("a view URI that is not a string", "un URI de vista que no es una cadena",
+            "view_contents", [None, "<p>hi</p>", None, None],
+            "uri must be a string that starts with ui://: ValueError (not another error)",
+            "uri debe ser una cadena que empieza por ui://: ValueError (no otro error)"),
         differential(
             _("generated declarations, tools and views, against mcpkit.apps",
               "declaraciones, herramientas y vistas generadas, frente a mcpkit.apps"),
@@ -339,6 +431,12 @@ def _clean(result: Any) -> Any:
     return result
 
 
+def _by_name(items: Any) -> Any:
+    if isinstance(items, list) and all(isinstance(i, dict) for i in items):
+        return sorted(items, key=lambda i: (str(i.get("name")), str(i.get("uri"))))
+    return items
+
+
 @dataclass(frozen=True)
 class ServerCase:
     era: str
@@ -360,8 +458,11 @@ def _server_trial(build: Callable[[str], Any], x: ServerCase) -> list[Step]:
     with opened as client:
         extensions = (client.server_capabilities or {}).get("extensions")
         out.append(Step("capabilities.extensions", attempt(lambda: extensions)))
-        out.append(Step("tools/list", attempt(lambda: client.list_tools())))
-        out.append(Step("resources/list", attempt(lambda: client.list_resources())))
+        out.append(Step("serverInfo", attempt(lambda: {
+            k: v for k, v in (client.server_info or {}).items() if k in ("name", "version")})))
+        # The order of a list is the order of registration, which the lab leaves free.
+        out.append(Step("tools/list", attempt(lambda: _by_name(client.list_tools()))))
+        out.append(Step("resources/list", attempt(lambda: _by_name(client.list_resources()))))
         out.append(Step(f"resources/read {BOARD}",
                         attempt(lambda: _clean(client.read_resource(BOARD)))))
         for step in x.steps:
@@ -387,6 +488,9 @@ def _show_server(x: ServerCase) -> str:
 
 def _server_hint(x: ServerCase, expected: Step | None, got: Step | None) -> str | None:
     label = _label_at(expected, got)
+    if label == "serverInfo":
+        return _("a new Server('counter', '1.0.0') each time",
+                 "un Server('counter', '1.0.0') nuevo cada vez")
     if label.startswith("capabilities"):
         return _("declare the extension on the server: server.extensions[EXTENSION] = "
                  "{'mimeTypes': [MIME_TYPE]} (both eras read it from there)",
@@ -436,6 +540,10 @@ def _check_app_server(build_server: Callable) -> None:
             ("capabilities",),
             "server.extensions[EXTENSION] = {'mimeTypes': [MIME_TYPE]}, in both eras",
             "server.extensions[EXTENSION] = {'mimeTypes': [MIME_TYPE]}, en las dos eras"))
+    results.append(_server_named(
+        build_server, "the server's name and version", "el nombre y la versión del servidor",
+        ServerCase(ERAS[0], "{}", "<p>hi</p>", ()), ("serverInfo",),
+        "Server('counter', '1.0.0')", "Server('counter', '1.0.0')"))
     results += [
         _server_named(build_server, "a client that shows views sees both tools",
                       "un cliente que muestra vistas ve las dos herramientas",
@@ -617,6 +725,13 @@ def lab_servers(reached: list[Any] | None = None) -> dict[str, Any]:
         reached.append(["board_odd", {}])
         return "odd"
 
+    @board.tool(read_only=True, meta={"ui": {"resourceUri": "ui://board/view",
+                                             "visibility": []}})
+    def board_empty() -> str:
+        """An empty visibility: a list without "app" (nor "model"), so nobody's."""
+        reached.append(["board_empty", {}])
+        return "empty"
+
     @apps.tool(other, None, read_only=True)
     def other_wipe() -> str:
         """Another server's tool."""
@@ -637,16 +752,27 @@ class RouterCase:
     events: tuple[str, ...]  # JSON: ["view", message] or ["result", result]
     confirms: tuple[bool, ...]
     links: tuple[bool, ...]
+    tool: str = "board_show"  # the tool whose view the router serves
+
+
+#: What an error's message is compared as: its wording is free, that it is a string is not.
+WORDED = "…"
 
 
 def _normalize(replies: Any) -> Any:
-    """Replies as compared: an error's message (and data) are free, its code is not."""
+    """Replies as compared: an error's code, and that its message is a string (the wording,
+    and any data, are free)."""
     if not isinstance(replies, list):
         return replies
     out = []
     for reply in replies:
         if isinstance(reply, dict) and isinstance(reply.get("error"), dict):
-            reply = {**reply, "error": {"code": reply["error"].get("code")}}
+            error = reply["error"]
+            shown = {"code": error.get("code")}
+            if "message" in error:
+                shown["message"] = WORDED if isinstance(error["message"], str) else error[
+                    "message"]
+            reply = {**reply, "error": shown}
         out.append(reply)
     return out
 
@@ -664,7 +790,12 @@ def _router_trial(router_class: Any, x: RouterCase) -> list[Step]:
     asked: list[Any] = []
 
     def confirm(name: str, arguments: dict[str, Any]) -> bool:
-        asked.append(["confirm", name, arguments])
+        asked.append(["confirm", name, dict(arguments) if isinstance(arguments, dict)
+                      else arguments])
+        # The dialog marks what it was shown: the lab hands it a copy (dict(arguments)), so
+        # this never reaches the call, its audit entry or the server.
+        if isinstance(arguments, dict):
+            arguments["shown to the user"] = True
         return confirms.pop(0) if confirms else False
 
     def open_link(url: str) -> bool:
@@ -675,10 +806,10 @@ def _router_trial(router_class: Any, x: RouterCase) -> list[Step]:
     out: list[Step] = []
     with view_host(reached, for_learner=learner) as host:
         arguments = {"step": 1}
-        router = attempt(lambda: router_class(host, "board", "board_show", dict(arguments),
+        router = attempt(lambda: router_class(host, "board", x.tool, dict(arguments),
                                               confirm, open_link), plain=False)
         if isinstance(router, Seen):
-            return [Step("ViewRouter(host, 'board', 'board_show', ...)", router)]
+            return [Step(f"ViewRouter(host, 'board', {x.tool!r}, ...)", router)]
         for raw in x.events:
             kind, value = json.loads(raw)
             if kind == "view":
@@ -736,7 +867,7 @@ _TOOL_CALLS = [("board_show", {}), ("board_add", {"step": 2}), ("board_add", "mi
                ("board_add", {"step": "x"}), ("board_add", None), ("board_add", [1]),
                ("board_clear", {}), ("board_fail", {}), ("board_busy", {}), ("board_secret", {}),
                ("board_plain", {}), ("board_odd", {}), ("board_purge", {}),
-               ("board_null", {}),
+               ("board_null", {}), ("board_empty", {}),
                ("other_wipe", {}), ("nope", {}), (3, {}), (None, {})]
 _MESSAGES = [
     {"role": "user", "content": [{"type": "text", "text": "Tea won"}]},
@@ -749,11 +880,13 @@ _MESSAGES = [
 _CONTEXTS = [{"content": [{"type": "text", "text": "3 votes"}]},
              {"structuredContent": {"votes": 3}},
              {"content": [], "structuredContent": {}}, {}, {"content": "3 votes"},
-             {"structuredContent": [1]}, {"content": None, "structuredContent": {"a": 1}}]
+             {"structuredContent": [1]}, {"content": None, "structuredContent": {"a": 1}},
+             {"content": {"type": "text", "text": "3 votes"}}, {"structuredContent": "3"}]
 _LINKS = ["https://modelcontextprotocol.io/", "http://example.com/a?b=c", "javascript:alert(1)",
           "http://user@", "http://[", "https://:443/x",
           "https://", "ftp://example.com/f", "file:///etc/passwd", "example.com", 7,
-          "HTTPS://EXAMPLE.COM/"]
+          "HTTPS://EXAMPLE.COM/", "javascript://example.com/%0Aalert(1)",
+          "data://example.com/,x", None]
 _OTHER = [
     _req(9, "ping"), _req("p", "ping", no_params=True), _req(10, "ui/whatever"),
     _req(11, "resources/read", {"uri": "ui://board/view"}), _note("ui/notifications/size-changed",
@@ -774,6 +907,10 @@ _OTHER = [
     _raw({"jsonrpc": "2.0", "id": 13, "method": None}),
     _raw({"jsonrpc": "2.0", "id": True, "method": "ping", "params": [1]}),
     _raw({"jsonrpc": "2.0", "id": None, "method": 5, "params": "x"}),
+    _raw({"jsonrpc": 2.0, "id": 14, "method": "ping"}),
+    _raw({"jsonrpc": "2.0", "id": False, "method": 5}),
+    _raw({"jsonrpc": "2.0", "id": 2.0, "method": None}),
+    _req(15, "ui/notifications/initialized"), _req("16", "ping"),
 ]
 _RESULTS = [{"content": [{"type": "text", "text": "count: 1"}], "structuredContent": {"count": 1}},
             {"content": [{"type": "text", "text": "failed"}], "isError": True}, {}]
@@ -807,14 +944,18 @@ def _router_case(rng: Gen) -> RouterCase:
     ids = iter(rng.sample(range(20, 99), 12))
     for _i in range(rng.randint(1, 7)):
         request_id = next(ids)
-        if rng.random() < 0.25:
-            request_id = f"r{request_id}"
+        roll_id = rng.random()
+        if roll_id < 0.25:
+            # A string id stays a string, even when it reads as a number.
+            request_id = f"r{request_id}" if roll_id < 0.15 else str(request_id)
         events.append(_router_event(rng, request_id))
     if rng.random() < (0.2 if roll < 0.7 else 0.6):
         events.insert(rng.randrange(len(events) + 1), READY)
     confirms = tuple(rng.random() < 0.5 for _i in range(rng.randint(0, 3)))
     links = tuple(rng.random() < 0.5 for _i in range(rng.randint(0, 3)))
-    return RouterCase(tuple(events), confirms, links)
+    # Now and then the view of another tool: an app-only one, or one the server does not list.
+    tool = "board_show" if rng.random() < 0.85 else rng.choice(["board_add", "board_gone"])
+    return RouterCase(tuple(events), confirms, links, tool)
 
 
 def _show_router(x: RouterCase) -> str:
@@ -823,25 +964,33 @@ def _show_router(x: RouterCase) -> str:
         kind, value = json.loads(raw)
         shown.append(("receive(" if kind == "view" else "deliver_result(")
                      + json.dumps(value, ensure_ascii=False) + ")")
-    return ("; ".join(shown) + f"; confirm -> {list(x.confirms)}; open_link -> "
+    start = f"ViewRouter(host, 'board', {x.tool!r}, ...); "
+    return (start + "; ".join(shown) + f"; confirm -> {list(x.confirms)}; open_link -> "
             f"{list(x.links)}")
 
 
 def _shrink_router(x: RouterCase) -> Iterator[RouterCase]:
     for events in drop_each(list(x.events)):
         if events:
-            yield RouterCase(tuple(events), x.confirms, x.links)
+            yield RouterCase(tuple(events), x.confirms, x.links, x.tool)
 
 
 _ROUTER_HINTS = {
+    "ui/initialize": ("ui/initialize: initialize_result(definition), the definition of the "
+                      "router's tool from host.server_tools(server), or {'name': tool} when the "
+                      "server lists no such tool",
+                      "ui/initialize: initialize_result(definition), con la definición de la "
+                      "herramienta del enrutador tomada de host.server_tools(server), o "
+                      "{'name': tool} si el servidor no lista esa herramienta"),
     "tools/call": ("tools/call: audit first; a string name and an object arguments (-32602); "
                    "the definition from host.server_tools(server) (none: -32602, not app-visible:"
-                   " -32000); confirm if needs_confirmation (no: -32000); then "
-                   "host.client(server).call_tool; ServerError: its code",
+                   " -32000); confirm(name, dict(arguments)) if needs_confirmation (no: -32000);"
+                   " then host.client(server).call_tool; ServerError: its code",
                    "tools/call: audita primero; un name de tipo cadena y unos arguments de tipo "
                    "objeto (-32602); la definición, tomada de host.server_tools(server) (sin "
-                   "ella: -32602; no visible para la app: -32000); pregunta a confirm si "
-                   "needs_confirmation lo pide (si dice que no: -32000); luego "
+                   "ella: -32602; no visible para la app: -32000); pregunta a "
+                   "confirm(name, dict(arguments)) si needs_confirmation lo pide (si dice que "
+                   "no: -32000); luego "
                    "host.client(server).call_tool; ServerError: su código"),
     "ui/message": ("ui/message: role 'user' and text blocks only (one block counts as a list of "
                    "one), at least one; else -32602",
@@ -859,6 +1008,10 @@ _ROUTER_HINTS = {
                      "ui/open-link: solo una URL http o https con nombre de host (si no, -32602; "
                      "también para una URL que urlsplit no puede analizar), y solo "
                      "si open_link(url) dice que sí (si no, -32000)"),
+    "error": ("an error answer is {'code': ..., 'message': a string}: the wording is yours, "
+              "the message is not optional",
+              "una respuesta de error es {'code': ..., 'message': una cadena}: el texto lo "
+              "redactas tú, pero el message no es opcional"),
     "deliver": ("the tool's input, then its result, as notifications; held until the view "
                 "says ui/notifications/initialized",
                 "la entrada de la herramienta y luego su resultado, como notificaciones; se "
@@ -868,6 +1021,8 @@ _ROUTER_HINTS = {
 
 def _router_hint(x: RouterCase, expected: Step | None, got: Step | None) -> str | None:
     label = _label_at(expected, got)
+    if label.startswith("receive") and _bad_error(got.seen if got else None):
+        return _(*_ROUTER_HINTS["error"])
     if label.startswith("deliver_result"):
         return _(*_ROUTER_HINTS["deliver"])
     for method, hint in _ROUTER_HINTS.items():
@@ -877,13 +1032,22 @@ def _router_hint(x: RouterCase, expected: Step | None, got: Step | None) -> str 
                  "lo que se preguntó al usuario"):
         return _(*_ROUTER_HINTS["tools/call"])
     return _("in this order: not a JSON-RPC 2.0 object (-32600, id null); no method: a "
-             "response, nothing back; no id: a notification, never answered; a bad id "
-             "(-32600, null); params not an object (-32602); before initialized, only "
-             "ui/initialize and ping (-32600); an unknown method (-32601)",
+             "response, nothing back; a method that is not a string (-32600, its id); no id: "
+             "a notification, never answered; a bad id (-32600, null); params not an object "
+             "(-32602); before initialized, only ui/initialize and ping (-32600); an unknown "
+             "method (-32601)",
              "en este orden: no es un objeto JSON-RPC 2.0 (-32600, id null); sin method: una "
-             "respuesta, no se devuelve nada; sin id: una notificación, nunca se contesta; un id "
-             "inválido (-32600, null); unos params que no son un objeto (-32602); antes de "
-             "initialized, solo ui/initialize y ping (-32600); un método desconocido (-32601)")
+             "respuesta, no se devuelve nada; un method que no es cadena (-32600, su id); sin "
+             "id: una notificación, nunca se contesta; un id inválido (-32600, null); unos "
+             "params que no son un objeto (-32602); antes de initialized, solo ui/initialize y "
+             "ping (-32600); un método desconocido (-32601)")
+
+
+def _bad_error(replies: Any) -> bool:
+    """Whether a reply (as compared) is an error without a string message."""
+    return isinstance(replies, list) and any(
+        isinstance(r, dict) and isinstance(r.get("error"), dict)
+        and r["error"].get("message") != WORDED for r in replies)
 
 
 _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
@@ -896,6 +1060,25 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "nada llega a la vista antes de que diga initialized",
      RouterCase((INIT, _result(_RESULTS[0]), READY, _result(_RESULTS[1]), READY), (), ()),
      *_ROUTER_HINTS["deliver"]),
+    ("every call before initialized waits, in order",
+     "cada llamada anterior a initialized espera, en orden",
+     RouterCase((INIT, _result(_RESULTS[0]), _result(_RESULTS[1]), _result(_RESULTS[2]),
+                 READY), (), ()),
+     "keep the notifications of every deliver_result before initialized (not only the "
+     "last), and send them all, in order, as the answer to initialized",
+     "guarda las notificaciones de cada deliver_result anterior a initialized (no solo la "
+     "última) y envíalas todas, en orden, como respuesta a initialized"),
+    ("ui/notifications/initialized sent as a request",
+     "ui/notifications/initialized enviada como solicitud",
+     RouterCase((INIT, _result(_RESULTS[0]), _req(2, "ui/notifications/initialized"),
+                 _req(3, "ping"), READY), (), ()),
+     "a message with an id is a request, whatever its method: before initialized it gets "
+     "-32600 and initializes nothing (what is kept waits for the notification)",
+     "un mensaje con id es una solicitud, sea cual sea su method: antes de initialized "
+     "recibe -32600 y no inicializa nada (lo guardado espera a la notificación)"),
+    ("ui/initialize for a tool the server does not list",
+     "ui/initialize para una herramienta que el servidor no lista",
+     RouterCase((INIT, READY), (), (), "board_gone"), *_ROUTER_HINTS["ui/initialize"]),
     ("a request before ui/initialize", "una solicitud antes de ui/initialize",
      RouterCase((_call(2, "board_show", {}), _req(3, "ui/whatever"), _req(4, "ping")), (), ()),
      "before initialized only ui/initialize and ping are answered; the rest: -32600, and "
@@ -923,6 +1106,11 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      RouterCase((INIT, READY, _call(2, "board_odd", {})), (), ()),
      "board_odd says visibility 'app', a string: refused (-32000), not called",
      "board_odd dice visibility 'app', una cadena: se rechaza (-32000), sin llamarla"),
+    ("an empty visibility is nobody's", "una visibilidad vacía no es de nadie",
+     RouterCase((INIT, READY, _call(2, "board_empty", {})), (), ()),
+     "board_empty says visibility []: a list without 'app', so refused (-32000), not called",
+     "board_empty dice visibility []: una lista sin 'app', así que se rechaza (-32000), sin "
+     "llamarla"),
     ("no visibility, or None, is for both", "sin visibilidad, o con None, es para los dos",
      RouterCase((INIT, READY, _call(2, "board_plain", {}), _call(3, "board_null", {})), (), ()),
      "board_plain has no _meta.ui, board_null a visibility of None: both are visible to the "
@@ -938,16 +1126,19 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "una llamada que puede ser destructiva espera al usuario",
      RouterCase((INIT, READY, _call(2, "board_clear", {}), _call(3, "board_clear", {}),
                  _call(4, "board_add", {"step": 1})), (False, True), ()),
-     "needs_confirmation(definition): ask confirm(name, arguments); no: -32000, outcome "
-     "'declined'; board_add says destructiveHint false: no question",
-     "needs_confirmation(definition): pregunta a confirm(name, arguments); si dice que no: "
-     "-32000, outcome 'declined'; board_add dice destructiveHint false: no se pregunta"),
+     "needs_confirmation(definition): ask confirm(name, dict(arguments)) (a copy: what the "
+     "dialog does to it must not reach the call); no: -32000, outcome 'declined'; board_add "
+     "says destructiveHint false: no question",
+     "needs_confirmation(definition): pregunta a confirm(name, dict(arguments)) (una copia: "
+     "lo que el diálogo haga con ella no debe llegar a la llamada); si dice que no: -32000, "
+     "outcome 'declined'; board_add dice destructiveHint false: no se pregunta"),
     ("arguments that are not an object", "arguments que no son un objeto",
      RouterCase((INIT, READY, _call(2, "board_add", None), _call(3, "board_add", [1]),
-                 _call(4, "board_add")), (), ()),
-     "missing arguments are {}; anything but an object: -32602, outcome 'invalid', audited",
-     "unos arguments ausentes valen {}; cualquier cosa que no sea un objeto: -32602, "
-     "outcome 'invalid', y la llamada se audita"),
+                 _call(4, "board_add"), _call(5, 3, {})), (), ()),
+     "missing arguments are {}; anything but an object (or a name that is not a string): "
+     "-32602, outcome 'invalid', audited",
+     "unos arguments ausentes valen {}; cualquier cosa que no sea un objeto (o un name que "
+     "no es una cadena): -32602, outcome 'invalid', y la llamada se audita"),
     ("the server's two kinds of error", "los dos tipos de error del servidor",
      RouterCase((INIT, READY, _call(2, "board_fail", {}), _call(3, "board_add",
                                                              {"step": "x"})), (), ()),
@@ -965,13 +1156,15 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
     ("ui/message goes to the conversation", "ui/message va a la conversación",
      RouterCase((INIT, READY, _req(2, "ui/message", _MESSAGES[0]),
                  _req(3, "ui/message", _MESSAGES[2]), _req(4, "ui/message", _MESSAGES[1]),
-                 _req(5, "ui/message", _MESSAGES[3])),
+                 _req(5, "ui/message", _MESSAGES[3]), _req(6, "ui/message", _MESSAGES[4]),
+                 _req(7, "ui/message", _MESSAGES[6])),
                 (), ()), *_ROUTER_HINTS["ui/message"]),
     ("ui/update-model-context replaces what the model knows",
      "ui/update-model-context sustituye lo que sabe el modelo",
      RouterCase((INIT, READY, _req(2, "ui/update-model-context", _CONTEXTS[0]),
                  _req(3, "ui/update-model-context", _CONTEXTS[1]),
-                 _req(4, "ui/update-model-context", _CONTEXTS[4])), (), ()),
+                 _req(4, "ui/update-model-context", _CONTEXTS[4]),
+                 _req(5, "ui/update-model-context", _CONTEXTS[3])), (), ()),
      *_ROUTER_HINTS["ui/update-model-context"]),
     ("links: http(s) only, and only if the user agrees",
      "enlaces: solo http(s), y solo si el usuario acepta",
@@ -988,7 +1181,8 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      RouterCase((INIT, READY, _req(2, "ui/whatever"), _req(3, "resources/read",
                                                           {"uri": "ui://board/view"}),
                  _note("ui/unknown"), _note("ui/notifications/size-changed",
-                                            {"width": 1, "height": 2})), (), ()),
+                                            {"width": 1, "height": 2}),
+                 _note("ui/notifications/size-changed", [1])), (), ()),
      "-32601 for a method you do not handle; a notification is never answered",
      "-32601 para un método que no tratas; una notificación nunca se contesta"),
     ("messages that are not JSON-RPC requests",
@@ -999,25 +1193,133 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
                  _raw({"jsonrpc": "2.0", "id": 8, "method": "ping", "params": [1]}),
                  _raw({"jsonrpc": "2.0", "id": 1.5, "method": "ping", "params": [1]}),
                  _raw({"jsonrpc": "2.0", "id": 9, "method": None}),
-                 _raw({"jsonrpc": "2.0", "id": 5, "result": {}})), (), ()),
-     "-32600 with id null, except a method that is not a string (-32600 with its id) and "
-     "params that are not an object (-32602), checked after the id; a response (no method "
-     "key at all) gets nothing back",
-     "-32600 con id null, salvo un method que no es cadena (-32600 con su id) y unos params "
-     "que no son un objeto (-32602), que se comprueban después del id; una respuesta (sin "
-     "la clave method) no recibe nada"),
+                 _raw({"jsonrpc": "2.0", "id": 5, "result": {}}),
+                 _raw({"jsonrpc": "2.0", "id": None, "method": "ping"}),
+                 _req(12, "ui/notifications/initialized")), (), ()),
+     "-32600 with id null (\"jsonrpc\" is the string \"2.0\"), except a method that is not a "
+     "string (-32600 with its id when that is a string or an int, not a bool) and params "
+     "that are not an object (-32602), checked after the id; a string id comes back as the "
+     "same string; a message with an id is a request, whatever its method; a response (no "
+     "method key at all) gets nothing back",
+     "-32600 con id null (\"jsonrpc\" es la cadena \"2.0\"), salvo un method que no es "
+     "cadena (-32600 con su id si es una cadena o un int, no un bool) y unos params que no "
+     "son un objeto (-32602), que se comprueban después del id; un id de tipo cadena vuelve "
+     "como la misma cadena; un mensaje con id es una solicitud, sea cual sea su method; una "
+     "respuesta (sin la clave method) no recibe nada"),
+    ('"jsonrpc" is the string "2.0"', '"jsonrpc" es la cadena "2.0"',
+     RouterCase((INIT, READY, _raw({"jsonrpc": 2.0, "id": 2, "method": "ping"}),
+                 _raw({"jsonrpc": "2", "id": 3, "method": "ping"}),
+                 _raw({"jsonrpc": "2.0", "id": 4, "method": "ping"})), (), ()),
+     'a number 2.0, or "2", is not the string "2.0": -32600 with id null',
+     'un número 2.0, o "2", no es la cadena "2.0": -32600 con id null'),
+    ("a method that is not a string, and the id sent back",
+     "un method que no es una cadena, y el id que se devuelve",
+     RouterCase((INIT, READY, _raw({"jsonrpc": "2.0", "id": True, "method": 5}),
+                 _raw({"jsonrpc": "2.0", "id": 1.5, "method": None}),
+                 _raw({"jsonrpc": "2.0", "id": "m", "method": ["ping"]}),
+                 _raw({"jsonrpc": "2.0", "id": 6, "method": {}})), (), ()),
+     "-32600, with the message's id only when it is a string or an int (not a bool, not a "
+     "float): else id null",
+     "-32600, con el id del mensaje solo si es una cadena o un int (no un bool ni un float); "
+     "si no, id null"),
+    ("ids come back as they came", "los id vuelven tal como llegaron",
+     RouterCase((INIT, READY, _req("7", "ping"), _req(7, "ping"), _req("r8", "ping"),
+                 _req("", "ping"), _req(0, "ping")), (), ()),
+     "an answer carries the request's id unchanged: the string \"7\" stays a string, 0 and "
+     "\"\" are ids too",
+     "una respuesta lleva el id de la solicitud sin cambios: la cadena \"7\" sigue siendo una "
+     "cadena, 0 y \"\" también son id"),
+    ("a link with a host name but another scheme",
+     "un enlace con nombre de host pero con otro esquema",
+     RouterCase((INIT, READY,
+                 _req(2, "ui/open-link", {"url": "javascript://example.com/%0Aalert(1)"}),
+                 _req(3, "ui/open-link", {"url": "data://example.com/,x"}),
+                 _req(4, "ui/open-link", {"url": "ftp://example.com/f"}),
+                 _req(5, "ui/open-link", {"url": "https://example.com/"})), (), (True,)),
+     "the scheme must be http or https: a host name does not make javascript:// or data:// "
+     "safe (-32602, and the user is not asked)",
+     "el esquema debe ser http o https: tener nombre de host no hace seguros javascript:// ni "
+     "data:// (-32602, y no se pregunta al usuario)"),
+    ("ui/update-model-context checks its types",
+     "ui/update-model-context comprueba sus tipos",
+     RouterCase((INIT, READY, _req(2, "ui/update-model-context", _CONTEXTS[7]),
+                 _req(3, "ui/update-model-context", _CONTEXTS[5]),
+                 _req(4, "ui/update-model-context", _CONTEXTS[8]),
+                 _req(5, "ui/update-model-context", _CONTEXTS[1])), (), ()),
+     "content a list (not one block on its own), structuredContent an object: else -32602, "
+     "and the model's context stays as it was",
+     "content una lista (no un bloque suelto), structuredContent un objeto: si no, -32602, y "
+     "el contexto del modelo queda como estaba"),
 ]
 
 
-def check_view_router(ViewRouter: Any) -> None:  # noqa: N803 - the lab's class
-    """Part 3: the host's router for a view's messages, against real servers."""
+#: Tool definitions for app_visible: (definition, what the lab's rule says of it).
+_DEFINITIONS: list[Any] = [
+    {"name": "t"},
+    {"name": "t", "_meta": {"io.example/x": 1}},
+    {"name": "t", "_meta": {"ui": {"resourceUri": "ui://v"}}},
+    {"name": "t", "_meta": {"ui": {"resourceUri": "ui://v", "visibility": None}}},
+    {"name": "t", "_meta": {"ui": {"visibility": ["model", "app"]}}},
+    {"name": "t", "_meta": {"ui": {"visibility": ["app"]}}},
+    {"name": "t", "_meta": {"ui": {"visibility": ["model"]}}},
+    {"name": "t", "_meta": {"ui": {"visibility": []}}},
+    {"name": "t", "_meta": {"ui": {"visibility": "app"}}},
+    {"name": "t", "_meta": {"ui": {"visibility": ("app",)}}},
+    {"name": "t", "_meta": {"ui": {"visibility": {"app": True}}}},
+    {"name": "t", "_meta": {"ui": {"visibility": ["App"]}}},
+    {"name": "t", "_meta": {"ui": {"visibility": ["user", "app"]}}},
+]
+
+
+def _visible_trial(app_visible: Callable[[Any], Any]) -> list[Step]:
+    out = []
+    for definition in _DEFINITIONS:
+        got = attempt(lambda d=definition: app_visible(copy.deepcopy(d)))
+        out.append(Step(f"app_visible({definition!r})",
+                        got if isinstance(got, Seen) else bool(got)))
+    return out
+
+
+def _router_sequence(name: str, expected: list[Step], run: Callable[[], list[Step]],
+                     hint: str) -> CaseResult:
+    """A named router case; when the first difference is an error answer without a string
+    message, the hint says that rather than the case's own rule."""
+    got: list[Step] = []
+
+    def recording() -> list[Step]:
+        steps = run()
+        got[:] = steps
+        return steps
+
+    result = sequence_case(name, expected, recording, hint)
+    at = None if result.ok or not got else _first_difference(expected, got)
+    if at is not None and at < len(got) and _bad_error(got[at].seen) and not (
+            at < len(expected) and _bad_error(expected[at].seen)) and result.details:
+        result.details[-1] = result.details[-1].replace(hint, _(*_ROUTER_HINTS["error"]))
+    return result
+
+
+def check_view_router(ViewRouter: Any,  # noqa: N803 - the lab's class
+                      app_visible: Callable[[Any], Any] | None = None) -> None:
+    """Part 3: the host's router for a view's messages, against real servers (and, when the
+    graded cell hands it over, ``app_visible`` on tool definitions of every shape)."""
     results = []
+    if app_visible is not None:
+        results.append(sequence_case(
+            _("app_visible: who may call a tool, read from its definition",
+              "app_visible: quién puede llamar a una herramienta, según su definición"),
+            _visible_trial(apps.app_visible), lambda: _visible_trial(app_visible),
+            _("no _meta.ui or no visibility (or None): True; a visibility that is not a list "
+              "(a string, a tuple, an object): False; a list: whether 'app' is in it",
+              "sin _meta.ui o sin visibility (o None): True; una visibility que no es una "
+              "lista (una cadena, una tupla, un objeto): False; una lista: si 'app' está en "
+              "ella")))
     for en, es, x, hint_en, hint_es in _NAMED_ROUTER_CASES:
         with quiet():  # (the host logs the server that dies: not for the cell's output)
             expected = _router_trial(ReferenceRouter, x)
-        results.append(sequence_case(_(en, es), expected,
-                                     lambda x=x: _router_trial(ViewRouter, x),
-                                     _(hint_en, hint_es)))
+        results.append(_router_sequence(_(en, es), expected,
+                                        lambda x=x: _router_trial(ViewRouter, x),
+                                        _(hint_en, hint_es)))
     results.append(differential(
         _("generated message sequences, against mcpkit.app_bridge",
           "secuencias de mensajes generadas, frente a mcpkit.app_bridge"),
