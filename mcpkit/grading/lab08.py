@@ -1053,7 +1053,7 @@ def check_notes_front(make_app: Callable) -> None:
                 "GET /x; DELETE /mcp con Host: evil.example; POST /x con el cuerpo {oops"),
         hint=_("call refusal(...) before anything else: a GET or DELETE it refuses gets its "
                "status, not 405, and a refused POST's body is never read",
-               "llama a refusal(...) antes que a nada: un GET o DELETE que rechaza recibe su "
+               "llama a refusal(...) antes de nada: un GET o DELETE que rechaza recibe su "
                "código de estado, no 405, y el cuerpo de un POST rechazado no se lee")))
     results.append(case(
         _("a notification does not reach the server",
@@ -1100,7 +1100,7 @@ def check_notes_front(make_app: Callable) -> None:
         ["ended"] * 4,
         given=_("POST /mcp: a notification (202), a plain request (JSON), a request that logs "
                 "(SSE); POST /x (404)", "POST /mcp: una notificación (202), una solicitud "
-                "simple (JSON), una solicitud que registra (SSE); POST /x (404)"),
+                "simple (JSON), una solicitud que escribe en el registro (SSE); POST /x (404)"),
         hint=lambda got: _ending_hint({"response": True}) if isinstance(got, list) else None))
     results.append(app_differential(make_app))
     run_checks(results)
@@ -1150,7 +1150,7 @@ def _not_message_hint(got: Any) -> str | None:
              "a string method, params an object): when it raises JsonRpcError, 400 with "
              "-32600, even without an \"id\"",
              "deja que jsonrpc.classify juzgue el sobre completo (un objeto, \"jsonrpc\": "
-             "\"2.0\", un method que sea texto, unos params que sean un objeto): si lanza "
+             "\"2.0\", un method que sea una cadena, unos params que sean un objeto): si lanza "
              "JsonRpcError, 400 con -32600, aunque no haya \"id\"")
 
 
