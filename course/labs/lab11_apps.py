@@ -187,7 +187,7 @@ def initialize_result(definition):
 #   fuera `resourceUri`) o un URI que empieza por `ui://`. `visibility` es una lista o tupla de
 #   cadenas, cada una `"model"` o `"app"`, al menos una; se quitan los repetidos y se conserva
 #   el orden en que aparece cada valor por primera vez. Cualquier otra cosa (una vista que no es una cadena
-#   que empieza por `ui://`, una cadena o un conjunto en lugar de una lista, una lista vacía,
+#   que empiece por `ui://`, una cadena o un conjunto en lugar de una lista, una lista vacía,
 #   otra palabra) lanza `ValueError`.
 # - `view_contents(uri, html, csp=None, prefers_border=None)`: la única entrada de `contents`
 #   que devuelve `resources/read` para una vista: `{"uri": uri, "mimeType": MIME_TYPE, "text":
@@ -426,8 +426,8 @@ grading.check_app_server(build_server)
 # host de una vista de la herramienta `tool` de `server`, llamada con `arguments`.
 # `confirm(name, arguments)` y `open_link(url)` preguntan al usuario y devuelven `True` o
 # `False`. `ViewRouter` guarda `audit` (una lista), `messages` (una lista) y `model_context` (`None` al
-# principio). Las comprobaciones llaman a `app_visible` con definiciones de herramientas
-# propias, y a dos métodos del enrutador, `deliver_result` y `receive`; el
+# principio). Las comprobaciones llaman a `app_visible` con sus propias definiciones
+# de herramientas, y a dos métodos del enrutador, `deliver_result` y `receive`; el
 # esqueleto divide `receive` en funciones auxiliares que puedes usar o reorganizar:
 # `definition(name)` (la definición de la herramienta, o `None`), y `answer(method, params)` y
 # `call_tool(params)`, que devuelven `(result, None)` o `(None, (code, message))`.

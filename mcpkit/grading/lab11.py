@@ -363,7 +363,7 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
             [BOARD, "<p>hi</p>", {"connectDomains": ["https://api.example.com", 5]}, None],
             "every entry must be a string ORIGIN.fullmatch accepts: ValueError (check the "
             "type before you match it)", "cada entrada debe ser una cadena que "
-            "ORIGIN.fullmatch acepta: ValueError (comprueba el tipo antes de buscar la "
+            "ORIGIN.fullmatch acepte: ValueError (comprueba el tipo antes de buscar la "
             "coincidencia)"),
         one("a CSP value that is an empty string", "un valor CSP que es una cadena vacía",
             "view_contents", [BOARD, "<p>hi</p>", {"frameDomains": ""}, None],
@@ -379,7 +379,7 @@ def check_what_a_server_says(supports_apps: Callable, app_tool_meta: Callable,
         one("a view URI that is not a string", "un URI de vista que no es una cadena",
             "view_contents", [None, "<p>hi</p>", None, None],
             "uri must be a string that starts with ui://: ValueError (not another error)",
-            "uri debe ser una cadena que empieza por ui://: ValueError (no otro error)"),
+            "uri debe ser una cadena que empiece por ui://: ValueError (no otro error)"),
         differential(
             _("generated declarations, tools and views, against mcpkit.apps",
               "declaraciones, herramientas y vistas generadas, frente a mcpkit.apps"),
@@ -1066,8 +1066,8 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
                  READY), (), ()),
      "keep the notifications of every deliver_result before initialized (not only the "
      "last), and send them all, in order, as the answer to initialized",
-     "guarda las notificaciones de cada deliver_result anterior a initialized (no solo la "
-     "última) y envíalas todas, en orden, como respuesta a initialized"),
+     "guarda las notificaciones de cada deliver_result anterior a initialized (no solo las del "
+     "último) y envíalas todas, en orden, como respuesta a initialized"),
     ("ui/notifications/initialized sent as a request",
      "ui/notifications/initialized enviada como solicitud",
      RouterCase((INIT, _result(_RESULTS[0]), _req(2, "ui/notifications/initialized"),
@@ -1222,13 +1222,13 @@ _NAMED_ROUTER_CASES: list[tuple[str, str, RouterCase, str, str]] = [
      "float): else id null",
      "-32600, con el id del mensaje solo si es una cadena o un int (no un bool ni un float); "
      "si no, id null"),
-    ("ids come back as they came", "los id vuelven tal como llegaron",
+    ("ids come back as they came", "los ids vuelven tal como llegaron",
      RouterCase((INIT, READY, _req("7", "ping"), _req(7, "ping"), _req("r8", "ping"),
                  _req("", "ping"), _req(0, "ping")), (), ()),
      "an answer carries the request's id unchanged: the string \"7\" stays a string, 0 and "
      "\"\" are ids too",
      "una respuesta lleva el id de la solicitud sin cambios: la cadena \"7\" sigue siendo una "
-     "cadena, 0 y \"\" también son id"),
+     "cadena, 0 y \"\" también son ids"),
     ("a link with a host name but another scheme",
      "un enlace con nombre de host pero con otro esquema",
      RouterCase((INIT, READY,
