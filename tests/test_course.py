@@ -1105,6 +1105,16 @@ def test_the_sandbox_lets_ordinary_code_through():
             "import codecs\nimport io\nkept = io.BytesIO()\ncodecs.decode(b'x', 'utf-8')\n"
             "def pick(getattr):\n    return getattr\n")
     assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
+    # An index that reads an import changes the table, not the import (lab 05's audit: a
+    # pending table keyed by json.dumps(id) was flagged as changing json).
+    for code in ("table = {}\ntable[json.dumps(1)] = 2", "t = {}\nt[json.dumps(1)] += 1",
+                 "a = [0]\nb = {}\na[0], b[json.dumps([])] = 1, 2",
+                 "t = {}\ndel t[json.dumps(1)]"):
+        assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab05_client"]) == [], \
+            code
+    for code in ("json.loads, x = print, 1", "[*json.x] = [1]", "json.__dict__['x'] = 1",
+                 "del json.loads", "json.x[json.dumps(1)] = 2"):
+        assert "assign" in [p.kind for p in sandbox.scan(code, {"json": "json"}, {})], code
 
 
 def test_the_sandbox_flags_nothing_in_the_solutions():
