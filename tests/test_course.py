@@ -346,6 +346,22 @@ def test_the_notes_server_checkers_pass_the_solution(capsys):
     assert len(out) == 3 and all(re.fullmatch(r"✓ (\d+)/\1 checks passed", line) for line in out)
 
 
+def test_lab05_compares_the_labs_errors_by_class_and_request_errors_by_message():
+    """Lab 05's audit: a learner's subclass of SessionClosed (or TimeoutError) is the lab's
+    error, as `except SessionClosed:` sees it; a RequestError's message counts, as the text
+    asks for RequestError(code, message, data)."""
+    from mcpkit.grading import lab05
+
+    ended = type("Ended", (lab05.SessionClosed,), {})
+    assert lab05._error_seen(ended("x")) == lab05._error_seen(lab05.SessionClosed("y"))
+    assert lab05._error_seen(type("Slow", (TimeoutError,), {})()).type == "TimeoutError"
+    assert lab05._error_seen(ConnectionError("x")).type == "ConnectionError"
+    error = lab05.RequestError(-32601, "nope")
+    assert lab05._error_seen(error) == lab05._error("RequestError", -32601, "nope")
+    assert lab05._error_seen(lab05.RequestError(-32601, "-32601: nope")) != \
+        lab05._error_seen(error)
+
+
 def test_lab09_a_port_slow_to_start_gets_a_second_longer_wait(monkeypatch):
     """A correct port whose start outlasts the first wait (the SDK under a class's load) is
     run again with a longer one, so it matches; a transcript with a step left unanswered is
@@ -1172,6 +1188,16 @@ def test_the_sandbox_lets_ordinary_code_through():
             "import codecs\nimport io\nkept = io.BytesIO()\ncodecs.decode(b'x', 'utf-8')\n"
             "def pick(getattr):\n    return getattr\n")
     assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab01_framing"]) == []
+    # An index that reads an import changes the table, not the import (lab 05's audit: a
+    # pending table keyed by json.dumps(id) was flagged as changing json).
+    for code in ("table = {}\ntable[json.dumps(1)] = 2", "t = {}\nt[json.dumps(1)] += 1",
+                 "a = [0]\nb = {}\na[0], b[json.dumps([])] = 1, 2",
+                 "t = {}\ndel t[json.dumps(1)]"):
+        assert sandbox.scan(code, {"json": "json"}, grading.OFF_LIMITS["lab05_client"]) == [], \
+            code
+    for code in ("json.loads, x = print, 1", "[*json.x] = [1]", "json.__dict__['x'] = 1",
+                 "del json.loads", "json.x[json.dumps(1)] = 2"):
+        assert "assign" in [p.kind for p in sandbox.scan(code, {"json": "json"}, {})], code
 
 
 def test_the_sandbox_flags_nothing_in_the_solutions():

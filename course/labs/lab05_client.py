@@ -133,12 +133,13 @@ def start_server():
 # | `notify_later` | answers at once, then sends a notification a moment later |
 # | `error` | answers with the error `params["code"]`, `params["message"]` (and `params["data"]` when given) |
 # | `stray` | first sends a response for an id nobody used (each of `params["ids"]` when given, of any JSON type), then its own answer |
-# | `junk` | first writes lines that are no message (not JSON, blank, a scalar, an array), then its answer |
+# | `junk` | first writes lines that are no message (not JSON, blank, a scalar, an array, an object with neither `method` nor `id`) and a request of its own (a `method` and an `id`), then its answer |
 # | `shape` | answers `{"params": params}`, or `{"params": "absent"}` when the request had none |
 # | `hold` / `release` | holds requests until a `release` with `{"count": n}`, then answers them newest first |
 # | `late` | answers after `params["delay"]` seconds |
+# | `linger` | answers at once; at the end of its input, waits `params["seconds"]` before it exits, its output still open |
 # | `silent` | never answers |
-# | `cancelled` | answers with the methods of the requests that `notifications/cancelled` named |
+# | `cancelled` | answers with the methods of the requests that `notifications/cancelled` named, and the reasons it gave |
 # | `die` | exits at once, answering nothing |
 #
 # It refuses (error -32600) an id it has already seen, and one that is not an integer or a
@@ -158,12 +159,13 @@ def start_server():
 # | `notify_later` | responde en el acto y envía una notificación un momento después |
 # | `error` | responde con el error `params["code"]`, `params["message"]` (y `params["data"]` si se indica) |
 # | `stray` | primero envía una respuesta para un id que nadie usó (cada uno de `params["ids"]` si se dan, de cualquier tipo JSON) y luego la suya |
-# | `junk` | primero escribe líneas que no son mensajes (no JSON, en blanco, un escalar, un array) y luego su respuesta |
+# | `junk` | primero escribe líneas que no son mensajes (no JSON, en blanco, un escalar, un array, un objeto sin `method` ni `id`) y una solicitud propia (con `method` e `id`), y luego su respuesta |
 # | `shape` | responde `{"params": params}`, o `{"params": "absent"}` si la solicitud no traía params |
 # | `hold` / `release` | retiene solicitudes hasta un `release` con `{"count": n}` y luego las responde empezando por la más reciente |
 # | `late` | responde tras `params["delay"]` segundos |
+# | `linger` | responde en el acto; al final de su entrada espera `params["seconds"]` antes de terminar, con su salida aún abierta |
 # | `silent` | no responde nunca |
-# | `cancelled` | responde con los métodos de las solicitudes que nombró `notifications/cancelled` |
+# | `cancelled` | responde con los métodos de las solicitudes que nombró `notifications/cancelled` y los motivos que dio |
 # | `die` | termina en el acto, sin responder nada |
 #
 # Rechaza (error -32600) un id que ya vio, y uno que no sea un entero o una cadena. Termina al
@@ -190,15 +192,18 @@ process.stdout.close()
 #   `flush()`, under the lock, so that two threads never mix their bytes.
 # - `request(method, params=None, timeout=5.0)`: a new id (never reused: `itertools.count(1)`),
 #   a `Future` put in the pending table **before** the message is written (with `_write`),
-#   then a wait on the future. Leave `"params"` out when it is `None`. It returns the
-#   response's `result`, or raises `RequestError(code, message, data)` for an error response.
+#   then a wait on the future. Leave `"params"` out when it is `None`, and send any other
+#   `params` as given (`{}` and a list too). It returns the response's `result`, or raises
+#   `RequestError(code, message, data)` with the error's own three fields for an error
+#   response.
 # - **Timeouts** (part 2): when the wait ends with `TimeoutError`, take the id out of the
 #   pending table, write the notification
 #   `{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id,
 #   "reason": "timeout"}}` and raise the `TimeoutError`. An answer that comes later must be
 #   dropped without harm.
 # - `_read_loop()`: read lines until the end of `stdout`. A message with a `method` and no `id`
-#   is a notification: append it (the whole message) to the list. A response settles the
+#   is a notification: append it (the whole message) to the list; one with both is a request
+#   from the server, which this lab drops. A response settles the
 #   future it names (`set_result` or `set_exception`), **popped** from the pending table; a
 #   response for an id that is not there is dropped. Ids are compared as JSON values: a
 #   response with the id `true`, `1.0` or `"1"` answers none of your requests, though in
@@ -209,7 +214,8 @@ process.stdout.close()
 #   `ValueError` means the same).
 # - `notifications()`: the notifications received so far, in order, and empties the list.
 # - `close()`: close `stdin` (the server exits on end of input; ignore `OSError`), then
-#   `join` the reader thread (with a timeout), which ends when the server's output ends.
+#   `join` the reader thread, which ends when the server's output ends, with a timeout of a
+#   few seconds: a server slow to go must not hang `close()`.
 #
 # `request()` may be called from several threads at once (part 1 does it): anything two
 # threads change goes under the lock. The reader thread must never block on anything but
@@ -229,15 +235,17 @@ process.stdout.close()
 # - `request(method, params=None, timeout=5.0)`: un id nuevo (que nunca se reutiliza:
 #   `itertools.count(1)`), un `Future` puesto en la tabla de pendientes **antes** de escribir
 #   el mensaje (con `_write`) y una espera sobre el future. Deja `"params"` fuera cuando es
-#   `None`. Devuelve el `result` de la respuesta, o lanza `RequestError(code, message, data)`
-#   si la respuesta es un error.
+#   `None` y envía cualquier otro `params` tal cual (también `{}` y una lista). Devuelve el
+#   `result` de la respuesta, o lanza `RequestError(code, message, data)` con los tres campos
+#   del propio error si la respuesta es un error.
 # - **Tiempos de espera** (parte 2): cuando la espera termina con `TimeoutError`, saca el id de
 #   la tabla de pendientes, escribe la notificación
 #   `{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id,
 #   "reason": "timeout"}}` y lanza el `TimeoutError`. Una respuesta que llegue después debe
 #   descartarse sin daño.
 # - `_read_loop()`: lee líneas hasta el final de `stdout`. Un mensaje con `method` y sin `id`
-#   es una notificación: añádelo (el mensaje completo) a la lista. Una respuesta resuelve el
+#   es una notificación: añádelo (el mensaje completo) a la lista; uno con ambos es una
+#   solicitud del servidor, que este laboratorio descarta. Una respuesta resuelve el
 #   future que nombra (`set_result` o `set_exception`), **sacado** de la tabla de pendientes;
 #   una respuesta para un id que no esté en la tabla se descarta. Los ids se comparan como
 #   valores JSON: una respuesta con el id `true`, `1.0` o `"1"` no responde a ninguna de tus
@@ -248,8 +256,9 @@ process.stdout.close()
 #   `BrokenPipeError` o `ValueError` significa lo mismo).
 # - `notifications()`: las notificaciones recibidas hasta ahora, en orden, y vacía la lista.
 # - `close()`: cierra `stdin` (el servidor termina al final de su entrada; ignora `OSError`) y
-#   luego espera con `join` al hilo lector (con un tiempo de espera), que acaba cuando acaba la
-#   salida del servidor.
+#   luego espera con `join` al hilo lector, que acaba cuando acaba la salida del servidor, con
+#   un tiempo de espera de unos pocos segundos: un servidor que tarda en irse no debe dejar
+#   `close()` colgado.
 #
 # `request()` puede llamarse desde varios hilos a la vez (la parte 1 lo hace): todo lo que
 # cambian dos hilos va bajo el candado. El hilo lector no debe bloquearse nunca en nada que no

@@ -31,12 +31,13 @@ from .core import (
     Seen,
     Step,
     _,
-    attempt,
-    case,
     differential,
     drop_each,
     run_checks,
     seen,
+)
+from .core import (
+    case as _case,
 )
 
 #: The session machinery of mcpkit is what this lab asks the learner to write.
@@ -53,8 +54,8 @@ CALL_TIMEOUT = 3.0  # room for a loaded machine; a wrong answer that hangs pays 
 SHORT_TIMEOUT = 0.2
 #: How long close() and the threads it ends may take.
 CLOSE_GRACE = 1.0
-#: A close() that returns sooner than this with its reader still running did not join it
-#: (a join with any timeout of its own waits at least that long).
+#: A close() that returns sooner than this after closing stdin, with its reader still running,
+#: did not join it (a join with any timeout of its own waits at least that long).
 _JOIN_GRACE = 0.05
 
 
@@ -238,8 +239,35 @@ def bounded(thunk: Callable[[], Any], seconds: float, plain: bool = True) -> Any
     if not ok:
         if isinstance(value, NotImplementedError):
             raise value
-        return Seen.of(value, raised=True)
+        return _error_seen(value)
     return seen(value) if plain else value
+
+
+_LAB_ERRORS = ("RequestError", "SessionClosed", "TimeoutError")
+
+
+def _error_seen(exc: BaseException) -> Seen:
+    """What a call raised, as the checks compare it: core's Seen (the class name, ``code`` and
+    ``data``), plus a RequestError's ``message``, which the lab asks for too
+    (``RequestError(code, message, data)``), where other labs leave error text free."""
+    what = Seen.of(exc, raised=True)
+    # An exception of the learner's own that subclasses one the lab names is that one, as
+    # `except SessionClosed:` would see it.
+    try:
+        named = next((k.__name__ for k in type(exc).__mro__ if k.__name__ in _LAB_ERRORS),
+                     what.type)
+    except Exception:  # a class that hides its ancestry: compared by its own name
+        named = what.type
+    if named != what.type:
+        what = Seen(named, what.attrs, True, what.message)
+    if what.type != "RequestError":
+        return what
+    try:
+        message = seen(getattr(exc, "message", None))
+        hash(message)
+    except Exception:  # a learner's attribute that is no plain value: compared by its repr
+        message = repr(getattr(exc, "message", None))[:200]
+    return Seen(what.type, (*what.attrs, ("message", message)), True, what.message)
 
 
 class _Tally:
@@ -254,15 +282,20 @@ _tally = _Tally()
 
 class _WatchedInput:
     """The server's stdin as a session sees it, for the case about the pending table: at each
-    request written, which of the session's dicts already held its id. Everything else goes
-    to the real pipe."""
+    request written, whether the session's dicts had already held as many futures as requests
+    were written (each request's own among them, however the table is keyed: by the id, by
+    ``json.dumps(id)``...); and for the case about flushing: the bytes written since the last
+    flush(), which the server has not seen. Everything else goes to the real pipe."""
 
     def __init__(self, pipe: Any) -> None:
         self._pipe = pipe
         self._buffer = bytearray()
+        self.unflushed = bytearray()
+        self.closed_at: float | None = None  # when the session first closed it
         self.session: Any = None
-        self.tables: set[str] = set()  # the session's dicts seen holding futures
-        self.written: list[tuple[Any, set[str]]] = []  # (request id, dicts holding it then)
+        self.futures: list[Future] = []  # every future seen in the session's dicts (kept:
+        self._seen: set[int] = set()       # their ids stay theirs)
+        self.written: list[tuple[Any, bool]] = []  # (request id, its future already there?)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pipe, name)
@@ -274,12 +307,25 @@ class _WatchedInput:
         except (RuntimeError, TypeError):
             return {}
 
+    def flush(self) -> Any:
+        self.unflushed.clear()
+        return self._pipe.flush()
+
+    def close(self) -> Any:
+        if self.closed_at is None:
+            self.closed_at = time.monotonic()
+        return self._pipe.close()
+
     def write(self, data: Any) -> Any:
+        with contextlib.suppress(TypeError):
+            self.unflushed += data
         if self.session is not None and isinstance(data, bytes | bytearray):
             self._buffer += data
-            dicts = self._dicts()
-            self.tables |= {k for k, d in dicts.items()
-                            if any(isinstance(v, Future) for v in d.values())}
+            for table in self._dicts().values():
+                for value in table.values():
+                    if isinstance(value, Future) and id(value) not in self._seen:
+                        self._seen.add(id(value))
+                        self.futures.append(value)
             while (end := self._buffer.find(b"\n")) >= 0:
                 line = bytes(self._buffer[:end])
                 del self._buffer[: end + 1]
@@ -289,15 +335,16 @@ class _WatchedInput:
                     continue
                 if isinstance(message, dict) and "method" in message and "id" in message \
                         and type(message["id"]) in (int, str):
-                    holding = {k for k, d in dicts.items() if message["id"] in d}
-                    self.written.append((message["id"], holding))
+                    registered = len(self.futures) > len(self.written)
+                    self.written.append((message["id"], registered))
         return self._pipe.write(data)
 
     def early(self) -> list[Any]:
-        """Requests written before their id was in the pending table (once it is known)."""
-        if not self.tables:
+        """Requests written before their future was in the pending table (once a future was
+        ever seen there: a table of other objects is not judged)."""
+        if not self.futures:
             return []
-        return [i for i, holding in self.written if not holding & self.tables]
+        return [i for i, registered in self.written if not registered]
 
 
 class Run:
@@ -323,17 +370,20 @@ class Run:
 
     def close_joined(self) -> Any:
         """Close the session and say whether close() waited for the session's threads: None
-        if it did (or took long enough to have tried), else how many were still running the
-        moment it returned. Then the same cleanup as left_over()."""
+        if it did (or waited long enough, after closing stdin, to have tried), else how many
+        were still running the moment it returned. A wait before stdin was closed does not
+        count: the reader cannot end then. Then the same cleanup as left_over()."""
         here: list[Any] = []
 
         def closing() -> Any:
             started = time.monotonic()
             self.session.close()
-            took = time.monotonic() - started
+            ended = time.monotonic()
             running = [t for t in threading.enumerate() if t not in self.before
                        and t is not threading.current_thread() and t.is_alive()]
-            here.append(None if not running or took >= _JOIN_GRACE else len(running))
+            closed_at = self.watch.closed_at if self.watch is not None else None
+            waited = ended - (started if closed_at is None else max(started, closed_at))
+            here.append(None if not running or waited >= _JOIN_GRACE else len(running))
 
         closed = bounded(closing, CLOSE_GRACE + 1.0)
         return closed, (here[0] if here else None), *self._after_close()
@@ -420,7 +470,10 @@ def in_threads(session: Any, calls: list[tuple[str, Any, float]]
     outcomes: list[Any] = [None] * len(calls)
 
     def work(i: int, method: str, params: Any, timeout: float) -> None:
-        outcomes[i] = attempt(lambda: session.request(method, params, timeout=timeout))
+        try:
+            outcomes[i] = seen(session.request(method, params, timeout=timeout))
+        except Exception as exc:
+            outcomes[i] = _error_seen(exc)
 
     _tally.calls += len(calls)
     threads = [threading.Thread(target=work, args=(i, *call), daemon=True)
@@ -465,6 +518,61 @@ def _methods(notes: Any) -> Any:
             for n in notes]
 
 
+# --------------------------------------------------------------------------- hints
+
+
+def _found(got: Any, test: Callable[[Seen], bool]) -> bool:
+    """Whether an error matching ``test`` is anywhere in what a case got."""
+    if isinstance(got, Seen):
+        return test(got)
+    if isinstance(got, dict):
+        return any(_found(v, test) for v in got.values())
+    if isinstance(got, list | tuple):
+        return any(_found(v, test) for v in got)
+    return False
+
+
+def _is_refusal(error: Seen) -> bool:
+    return error.type == "RequestError" and dict(error.attrs).get("code") == -32600
+
+
+def _is_timeout(error: Seen) -> bool:
+    return error.type == "TimeoutError"
+
+
+def case(name: str, thunk: Callable[[], Any], expected: Any, *,
+         hint: str | Callable[[Any], str | None] | None = None, lost: bool = False
+         ) -> CaseResult:
+    """core.case, with the hint the evidence shows first: one cause (an id used twice, an
+    answer that found no future) fails many cases, and each case's own hint would point
+    elsewhere. ``lost``: a case whose server answers at once, where a TimeoutError means the
+    answer was lost."""
+
+    def evidence(got: Any) -> str | None:
+        if _found(got, _is_refusal) and not _found(expected, _is_refusal):
+            return _("the server refused a request with error -32600 (its message says why: "
+                     "an id it had already seen, or one that is not an integer or a string): "
+                     "give every request a new id, from one counter per session "
+                     "(itertools.count(1))",
+                     "el servidor rechazó una solicitud con el error -32600 (su mensaje dice "
+                     "por qué: un id que ya había visto, o uno que no es un entero ni una "
+                     "cadena): da a cada solicitud un id nuevo, de un contador por sesión "
+                     "(itertools.count(1))")
+        if lost and _found(got, _is_timeout) and not _found(expected, _is_timeout):
+            return _("request() timed out, though the server answers this at once: its answer "
+                     "found no future waiting. Put the future in the pending table before "
+                     "writing, and keep the reader thread reading (no exception may end it)",
+                     "request() agotó su tiempo de espera, aunque el servidor responde a esto "
+                     "en el acto: su respuesta no encontró ningún future esperando. Pon el "
+                     "future en la tabla de pendientes antes de escribir y mantén el hilo "
+                     "lector leyendo (ninguna excepción debe terminarlo)")
+        if callable(hint):
+            return hint(got)
+        return hint
+
+    return _case(name, thunk, expected, hint=evidence)
+
+
 # --------------------------------------------------------------------------- part 1
 
 
@@ -472,9 +580,14 @@ def check_requests(make_session: Callable[..., Any]) -> None:
     """Part 1: requests and results, notifications, errors, stray and out-of-order answers."""
     s = make_session
     results = [
+        case(_("Session() starts one reader thread, in __init__",
+               "Session() arranca un hilo lector, en __init__"),
+             _threads_started(s), [1, {"echo": {}}],
+             hint=_threads_hint),
         case(_("one request, its result", "una solicitud, su resultado"),
              scenario(s, lambda x: _call(x, "echo", {"text": "hola"})),
              {"echo": {"text": "hola"}},
+             lost=True,
              hint=_("request() returns the response's result: message['result']",
                     "request() devuelve el resultado de la respuesta: message['result']")),
         case(_("five requests in a row: a new id each time",
@@ -488,6 +601,7 @@ def check_requests(make_session: Callable[..., Any]) -> None:
         case(_("a request without params", "una solicitud sin params"),
              scenario(s, lambda x: _call(x, "echo")),
              {"echo": {}},
+             lost=True,
              hint=_("leave \"params\" out of the message when it is None",
                     "deja \"params\" fuera del mensaje cuando es None")),
         case(_("lines that are not messages (not JSON, blank, a scalar, an array) are skipped",
@@ -499,16 +613,41 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                     "object (a dict): the reader thread must outlive any line",
                     "envuelve json.loads en try/except ValueError y salta un valor que no sea "
                     "un objeto (un dict): el hilo lector debe sobrevivir a cualquier línea")),
+        case(_("a request from the server (a method and an id) and an object with neither "
+               "are no notifications", "una solicitud del servidor (con method e id) y un "
+               "objeto sin ninguno de los dos no son notificaciones"),
+             scenario(s, lambda x: [_call(x, "junk"), _methods(_notes(x))]),
+             [{"after": "junk"}, []],
+             hint=_("only a message with a \"method\" and no \"id\" is a notification: a "
+                    "request from the server has an id, and {\"jsonrpc\": \"2.0\"} has no "
+                    "method",
+                    "solo un mensaje con \"method\" y sin \"id\" es una notificación: una "
+                    "solicitud del servidor lleva id, y {\"jsonrpc\": \"2.0\"} no lleva "
+                    "method")),
         case(_("a request without params leaves \"params\" out of the message",
                "una solicitud sin params deja \"params\" fuera del mensaje"),
              scenario(s, lambda x: _call(x, "shape")), {"params": "absent"},
+             lost=True,
              hint=_("no \"params\" key at all when params is None: not null, not {}",
                     "ninguna clave \"params\" cuando params es None: ni null, ni {}")),
+        case(_("params other than None are sent as given: {} and an array too",
+               "unos params que no son None se envían tal cual: también {} y un array"),
+             scenario(s, lambda x: [_call(x, "shape", {}), _call(x, "shape", [1, "a"]),
+                                    _call(x, "shape", {"k": [None, False]})]),
+             [{"params": {}}, {"params": [1, "a"]}, {"params": {"k": [None, False]}}],
+             lost=True,
+             hint=_("only None leaves \"params\" out: send any other params exactly as "
+                    "given (test `params is not None`, not `params`; no wrapping, no copy "
+                    "that changes it)",
+                    "solo None deja fuera \"params\": envía cualquier otro params tal cual "
+                    "(comprueba `params is not None`, no `params`; sin envolverlo ni copiarlo "
+                    "cambiándolo)")),
         case(_("an error's data reaches RequestError.data",
                "el data de un error llega a RequestError.data"),
              scenario(s, lambda x: _call(x, "error", {"code": -32000, "message": "busy",
                                                       "data": {"retry_after": 3}})),
-             Seen.of(RequestError(-32000, "busy", {"retry_after": 3}), raised=True),
+             _error_seen(RequestError(-32000, "busy", {"retry_after": 3})),
+             lost=True,
              hint=_("RequestError(error['code'], error['message'], error.get('data'))",
                     "RequestError(error['code'], error['message'], error.get('data'))")),
         case(_("responses with id true, 1.0 or \"1\" do not answer request 1",
@@ -519,13 +658,12 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                     "True == 1 y 1.0 == 1 en Python, así que pending.pop(message['id']) "
                     "encuentra la solicitud 1 con esos ids: solo un id int (type(id) is int) "
                     "puede ser tuyo")),
-        case(_("an error response raises RequestError with its code",
-               "una respuesta de error lanza RequestError con su código"),
+        case(_("an error response raises RequestError with its code and message",
+               "una respuesta de error lanza RequestError con su código y su mensaje"),
              scenario(s, lambda x: _call(x, "error", {"code": -32601, "message": "nope"})),
-             _error("RequestError", -32601),
-             hint=_("raise RequestError(error['code'], error['message'], error.get('data')) "
-                    "in the caller's thread", "lanza RequestError(error['code'], "
-                    "error['message'], error.get('data')) en el hilo de quien llama")),
+             _error("RequestError", -32601, "nope"),
+             lost=True,
+             hint=_error_hint),
         case(_("two notifications before the response: kept, in order",
                "dos notificaciones antes de la respuesta: se guardan, en orden"),
              scenario(s, lambda x: [_call(x, "notify", {"count": 2}),
@@ -533,27 +671,31 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                                     _methods(_notes(x))]),
              [{"sent": 2}, [("notifications/message", "1 of 2"),
                             ("notifications/message", "2 of 2")], []],
+             lost=True,
              hint=_("a message with a method and no id is a notification: queue it; "
                     "notifications() hands over what is queued and empties the queue",
                     "un mensaje con method y sin id es una notificación: encólala; "
                     "notifications() entrega lo encolado y vacía la cola")),
         case(_("a notification while no request is waiting",
                "una notificación cuando ninguna solicitud espera"),
-             scenario(s, lambda x: [_call(x, "notify_later"), _pause(0.4),
-                                    _methods(_notes(x))]),
-             [{}, None, [("notifications/message", "later")]],
-             hint=_("only a reader thread that reads all the time sees it: reading stdout "
-                    "inside request() leaves it in the pipe",
-                    "solo un hilo lector que lee todo el tiempo la ve: leer stdout dentro de "
-                    "request() la deja en la tubería")),
+             scenario(s, lambda x: [_call(x, "notify_later"), _call(x, "notify_later"),
+                                    _pause(0.4), _methods(_notes(x))]),
+             [{}, {}, None, [("notifications/message", "later")] * 2],
+             hint=_later_hint),
         case(_("a response for an id nobody used is ignored",
                "una respuesta para un id que nadie usó se ignora"),
-             scenario(s, lambda x: [_call(x, "stray"), _call(x, "echo", {"after": 1})]),
+             scenario(s, lambda x: [_call(x, "stray", {"ids": ["no-such-request", [1], {"id": 1},
+                                                          None, 2.5]}),
+                                    _call(x, "echo", {"after": 1})]),
              [{"ok": True}, {"echo": {"after": 1}}],
              hint=_("pop the id from the pending table; if nothing was waiting, drop the "
-                    "message and keep reading (the reader thread must not die)",
+                    "message and keep reading. The reader thread must not die, even of an id "
+                    "that is a list or an object (no dict key can be): only an int id can be "
+                    "one of yours",
                     "saca el id de la tabla de pendientes; si nadie esperaba, descarta el "
-                    "mensaje y sigue leyendo (el hilo lector no debe morir)")),
+                    "mensaje y sigue leyendo. El hilo lector no debe morir, tampoco por un id "
+                    "que sea una lista o un objeto (no pueden ser claves de un dict): solo un "
+                    "id int puede ser tuyo")),
         case(_("three requests answered newest first: each caller gets its own",
                "tres solicitudes respondidas empezando por la más reciente: cada hilo que "
                "llama recibe la suya"),
@@ -579,10 +721,14 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                     "encontraría a nadie")),
         case(_("two sessions side by side", "dos sesiones a la par"),
              _two_sessions(s), [{"sent": 1}, {"echo": {"who": "b"}}, [],
-                                [("notifications/message", "1 of 1")]],
-             hint=_("keep the pending table and the queue in self, not in the class body",
-                    "guarda la tabla de pendientes y la cola en self, no en el cuerpo de la "
-                    "clase")),
+                                [("notifications/message", "1 of 1")],
+                                {"echo": {"who": "b", "n": 2}}, {"held": {"n": 0}},
+                                {"released": 1}],
+             hint=_("keep the pending table and the notifications in self, not in the class "
+                    "body: two sessions may have a request with the same id waiting at once",
+                    "guarda la tabla de pendientes y las notificaciones en self, no en el "
+                    "cuerpo de la clase: dos sesiones pueden tener esperando a la vez una "
+                    "solicitud con el mismo id")),
         session_differential(s, "lab05/requests", _requests_ops,
                              _("generated sessions: results, errors, notifications",
                                "sesiones generadas: resultados, errores, notificaciones")),
@@ -615,6 +761,47 @@ def _registered_first(make: Callable[..., Any]) -> Callable[[], Any]:
     return thunk
 
 
+def _threads_started(make: Callable[..., Any]) -> Callable[[], Any]:
+    """The threads a new session is running before any request (the reader must already be
+    reading: a server may speak first), then one request."""
+
+    def thunk() -> Any:
+        run = None
+        try:
+            run = Run(make)
+            started = [t for t in threading.enumerate() if t not in run.before and t.is_alive()]
+            value = [len(started), _call(run.session, "echo")]
+            calls = _tally.calls
+            bounded(run.session.close, CLOSE_GRACE + 1.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                run.process.wait(CLOSE_GRACE)
+            run.end()
+            return _verified(value, calls, run.summary)
+        finally:
+            if run is not None:
+                run.end()
+
+    return thunk
+
+
+def _threads_hint(got: Any) -> str | None:
+    count = got[0] if isinstance(got, list) and got else None
+    if count == 0:
+        return _("no thread was running once Session() returned: start the reader thread in "
+                 "__init__ (threading.Thread(target=self._read_loop, daemon=True).start()), "
+                 "not at the first request",
+                 "ningún hilo estaba en marcha cuando Session() retornó: arranca el hilo lector "
+                 "en __init__ (threading.Thread(target=self._read_loop, daemon=True).start()), "
+                 "no en la primera solicitud")
+    if isinstance(count, int) and count > 1:
+        return _("{n} threads were running once Session() returned: one reader thread per "
+                 "session, and nothing else (requests run on their callers' threads)",
+                 "{n} hilos estaban en marcha cuando Session() retornó: un hilo lector por "
+                 "sesión y nada más (las solicitudes corren en los hilos de quien llama)"
+                 ).format(n=count)
+    return None
+
+
 def _typed_strays(x: Any) -> Any:
     """Request 1 is held; strays with ids true, 1.0 and "1" arrive; then it is released."""
     threads, outcomes = in_threads(x, [("hold", {"n": 0}, CALL_TIMEOUT)])
@@ -625,14 +812,38 @@ def _typed_strays(x: Any) -> Any:
     return [*outcomes, stray, released]
 
 
+def _later_hint(got: Any) -> str:
+    notes = got[-1] if isinstance(got, list) and got else None
+    if isinstance(notes, list) and len(notes) == 1 and isinstance(notes[0], list | tuple) \
+            and list(notes[0]) == ["notifications/message", "later"]:
+        return _("two equal notifications came, and only one was kept: append every "
+                 "notification, even one equal to another (no de-duplication)",
+                 "llegaron dos notificaciones iguales y solo se guardó una: añade cada "
+                 "notificación, aunque sea igual a otra (sin quitar duplicados)")
+    return _("only a reader thread that reads all the time sees it: reading stdout inside "
+             "request() leaves it in the pipe",
+             "solo un hilo lector que lee todo el tiempo la ve: leer stdout dentro de "
+             "request() la deja en la tubería")
+
+
 def _pause(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def _error(name: str, code: int) -> Any:
-    from .core import Seen
+def _error(name: str, code: int, message: str) -> Any:
+    return Seen(name, (("code", code), ("data", None), ("message", message)), raised=True)
 
-    return Seen(name, (("code", code), ("data", None)), raised=True)
+
+def _error_hint(got: Any) -> str:
+    if isinstance(got, Seen) and got.type == "RequestError" \
+            and dict(got.attrs).get("code") == -32601:
+        return _("RequestError.message is the error's own message (error['message']), "
+                 "as the server sent it: nothing added, nothing left out",
+                 "RequestError.message es el propio mensaje del error (error['message']), "
+                 "tal como lo envió el servidor: sin añadir ni quitar nada")
+    return _("raise RequestError(error['code'], error['message'], error.get('data')) in the "
+             "caller's thread", "lanza RequestError(error['code'], error['message'], "
+             "error.get('data')) en el hilo de quien llama")
 
 
 def _two_sessions(make: Callable[..., Any]) -> Callable[[], Any]:
@@ -644,13 +855,25 @@ def _two_sessions(make: Callable[..., Any]) -> Callable[[], Any]:
             a, b = runs[0].session, runs[1].session
             value = [_call(a, "notify", {"count": 1}), _call(b, "echo", {"who": "b"}),
                      _methods(_notes(b)), _methods(_notes(a))]
+            # Request 2 of each session waiting at the same time: a's is held until b's is
+            # answered, then released.
+            threads, outcomes = in_threads(a, [("hold", {"n": 0}, CALL_TIMEOUT)])
+            deadline = time.monotonic() + 2.0  # a's request 2 waiting before b's is made
+            while bounded(lambda: pending_left(a), 1.0) == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.05)
+            value.append(_call(b, "echo", {"who": "b", "n": 2}))
+            value.append(_call(a, "release", {"count": 1}))
+            for t in threads:
+                t.join(CALL_TIMEOUT + 1)
+            value.insert(-1, outcomes[0])
             for run in runs:
                 bounded(run.session.close, CLOSE_GRACE + 1.0)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     run.process.wait(CLOSE_GRACE)
                 run.end()
-            # Each server received exactly one request.
-            return _verified(_verified(value, 1, runs[0].summary), 1, runs[1].summary)
+            # Each server received exactly the requests made on its session.
+            return _verified(_verified(value, 3, runs[0].summary), 2, runs[1].summary)
         finally:
             for run in runs:
                 try:
@@ -688,13 +911,19 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
                "de la solicitud"),
              scenario(s, lambda x: [_call(x, "silent", timeout=SHORT_TIMEOUT),
                                     _call(x, "cancelled")]),
-             [_raised("TimeoutError"), {"cancelled": ["silent"]}],
-             hint=_("before raising, write {\"jsonrpc\": \"2.0\", \"method\": "
-                    "\"notifications/cancelled\", \"params\": {\"requestId\": id, \"reason\": "
-                    "...}} (a notification: no id of its own)",
-                    "antes de lanzar, escribe {\"jsonrpc\": \"2.0\", \"method\": "
-                    "\"notifications/cancelled\", \"params\": {\"requestId\": id, \"reason\": "
-                    "...}} (una notificación: sin id propio)")),
+             [_raised("TimeoutError"), {"cancelled": ["silent"], "reasons": ["timeout"]}],
+             hint=_cancel_hint),
+        case(_("the cancellation is flushed: the server has it before request() raises",
+               "la cancelación se envía con flush: el servidor la tiene antes de que request() "
+               "lance"),
+             _flushed_cancel(s), [_raised("TimeoutError"), ""],
+             hint=lambda got: _(
+                 "write the notification with _write, which flushes: bytes left in the "
+                 "pipe's buffer reach the server only with the next request, or never",
+                 "escribe la notificación con _write, que hace flush: los bytes que se quedan "
+                 "en el búfer de la tubería solo llegan al servidor con la siguiente "
+                 "solicitud, o nunca") if isinstance(got, list) and len(got) == 2 and got[1]
+             else None),
         case(_("a late answer to a request given up on is dropped",
                "una respuesta tardía a una solicitud abandonada se descarta"),
              scenario(s, lambda x: [_call(x, "late", {"delay": 0.3}, timeout=0.1), _pause(0.35),
@@ -725,13 +954,55 @@ def check_timeouts(make_session: Callable[..., Any]) -> None:
                                     _call(x, "silent", timeout=SHORT_TIMEOUT),
                                     _call(x, "echo", {"still": "here"}), _call(x, "cancelled")]),
              [_raised("TimeoutError"), _raised("TimeoutError"), {"echo": {"still": "here"}},
-              {"cancelled": ["silent", "silent"]}]),
+              {"cancelled": ["silent", "silent"], "reasons": ["timeout", "timeout"]}],
+             hint=_cancel_hint),
         session_differential(s, "lab05/timeouts", _timeout_ops,
                              _("generated sessions with timeouts",
                                "sesiones generadas en las que se agotan tiempos de espera"),
                              cases=6),
     ]
     run_checks(results)
+
+
+def _flushed_cancel(make: Callable[..., Any]) -> Callable[[], Any]:
+    """A request times out; what the session wrote and had not flushed when request() raised
+    (the server cannot have it)."""
+
+    def thunk() -> Any:
+        run = None
+        try:
+            run = Run(make, watched=True)
+            outcome = _call(run.session, "silent", timeout=SHORT_TIMEOUT)
+            left = bytes(run.watch.unflushed).decode("utf-8", "replace") if run.watch else ""
+            calls = _tally.calls
+            bounded(run.session.close, CLOSE_GRACE + 1.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                run.process.wait(CLOSE_GRACE)
+            run.end()
+            return _verified([outcome, left], calls, run.summary)
+        finally:
+            if run is not None:
+                run.end()
+
+    return thunk
+
+
+def _cancel_hint(got: Any) -> str:
+    told = got[-1] if isinstance(got, list) and got else None
+    if isinstance(told, dict) and told.get("cancelled") and \
+            set(told.get("cancelled") or []) <= {"silent"} and \
+            told.get("reasons") != ["timeout"] * len(told.get("cancelled") or []):
+        return _("the server was told which request, but not why: the notification's params "
+                 "are {\"requestId\": id, \"reason\": \"timeout\"}, as the lab gives them",
+                 "el servidor supo qué solicitud, pero no por qué: los params de la "
+                 "notificación son {\"requestId\": id, \"reason\": \"timeout\"}, como los da "
+                 "el laboratorio")
+    return _("before raising, write {\"jsonrpc\": \"2.0\", \"method\": "
+             "\"notifications/cancelled\", \"params\": {\"requestId\": id, \"reason\": "
+             "\"timeout\"}} (a notification: no id of its own), flushed",
+             "antes de lanzar, escribe {\"jsonrpc\": \"2.0\", \"method\": "
+             "\"notifications/cancelled\", \"params\": {\"requestId\": id, \"reason\": "
+             "\"timeout\"}} (una notificación: sin id propio), con flush")
 
 
 def _raised(name: str) -> Any:
@@ -814,6 +1085,17 @@ def check_end_of_stream(make_session: Callable[..., Any]) -> None:
                     "(self.reader.join(timeout)) after closing stdin",
                     "close() retornó con el hilo lector aún en marcha: haz join "
                     "(self.reader.join(timeout)) tras cerrar stdin")),
+        case(_("close() returns even if the server never ends its output (join with a timeout)",
+               "close() retorna aunque el servidor no cierre nunca su salida (join con un tiempo "
+               "de espera)"),
+             _lingering(s), [{"lingering": 60.0}, None],
+             hint=lambda got: _(
+                 "the server kept its output open after its input ended: join the reader "
+                 "thread with a timeout (self.reader.join(2)), not with join() alone",
+                 "el servidor mantuvo abierta su salida tras el final de su entrada: haz "
+                 "join del hilo lector con un tiempo de espera (self.reader.join(2)), no con "
+                 "join() a secas") if isinstance(got, list) and len(got) == 2
+             and isinstance(got[1], Seen) and got[1].type == "Blocked" else None),
         case(_("close() after the server died", "close() después de que muriera el servidor"),
              _leftovers(s, lambda x: _call(x, "die")), [closed, None, 0, True],
              hint=_("closing an input whose reader is gone may raise BrokenPipeError: close() "
@@ -831,12 +1113,35 @@ def _joined(make: Callable[..., Any]) -> Callable[[], Any]:
     def thunk() -> Any:
         run = None
         try:
-            run = Run(make)
+            run = Run(make, watched=True)
             value = _call(run.session, "echo")
             calls = _tally.calls
             closed, running, threads, exited = run.close_joined()
             run.end()
             return _verified([value, closed, running, threads, exited], calls, run.summary)
+        finally:
+            if run is not None:
+                run.end()
+
+    return thunk
+
+
+#: How long close() may take with a server that does not go: the lab's "a few seconds".
+LINGER_CLOSE = 8.0
+
+
+def _lingering(make: Callable[..., Any]) -> Callable[[], Any]:
+    """A server that stays a minute after its input ends: close() must give up waiting (its
+    join has a timeout), within LINGER_CLOSE. The server is killed afterwards, which ends a
+    reader left behind."""
+
+    def thunk() -> Any:
+        run = None
+        try:
+            run = Run(make)
+            value = _call(run.session, "linger", {"seconds": 60})
+            closed = bounded(run.session.close, LINGER_CLOSE)
+            return [value, closed]
         finally:
             if run is not None:
                 run.end()
@@ -873,20 +1178,21 @@ def _params(rng: Gen) -> Any:
 
 
 def _requests_ops(rng: Gen, quirks: bool = True) -> list[tuple]:
-    """Part 1's operations; ``quirks`` adds what only part 1 is about (errors with data, junk
+    """Part 1's operations; ``quirks`` adds what only part 1 is about (error responses, junk
     lines, strays with ids of other types, requests without params): parts 2 and 3 leave them
-    out, so that one bug of part 1 does not cost them too."""
+    out, so that one bug of part 1 does not cost them too (nor cost them only when the
+    seed, or the time a loaded machine leaves the generated cases, happens to draw it)."""
     ops: list[tuple] = []
     for _i in range(rng.randint(1, 6)):
         roll = rng.random()
-        if roll < 0.3:
+        if roll < 0.3 or (not quirks and 0.45 <= roll < 0.55):
             ops.append(("call", "echo", _params(rng)))
         elif roll < 0.45:
             ops.append(("call", "notify", {"count": rng.randint(0, 3)}))
         elif roll < 0.55:
             error: dict[str, Any] = {"code": rng.choice([-32601, -32602, -32000, 7]),
                                      "message": rng.text()}
-            if quirks and rng.random() < 0.5:
+            if rng.random() < 0.5:
                 error["data"] = rng.choice([rng.json_value(), {"retry_after": 3}, [1, "a"],
                                             "why", 0, False])
             ops.append(("call", "error", error))
@@ -895,7 +1201,8 @@ def _requests_ops(rng: Gen, quirks: bool = True) -> list[tuple]:
                                                      {"ids": [rng.json_id(), None]}])
                         if quirks else None))
         elif roll < 0.65:
-            ops.append(("call", rng.choice(["junk", "shape"]), rng.choice([None, None, {}])))
+            ops.append(("call", rng.choice(["junk", "shape"]),
+                        rng.choice([None, None, {}, [rng.scalar()], rng.json_object()])))
         elif roll < 0.8:
             ops.append(("held", rng.randint(1, 3)))
         else:
@@ -945,7 +1252,7 @@ def _trial(make: Callable[..., Any], ops: list[tuple], check_join: bool = False)
     run = None
     try:
         try:
-            run = Run(make)
+            run = Run(make, watched=check_join)
         except _Raised as exc:
             return [Step("Session(stdin, stdout)", exc.what)]
         except Blocked as exc:
@@ -1025,8 +1332,10 @@ def _hint(ops: list[tuple], expected: Step | None, got: Step | None) -> str | No
                  "and 1.0 == 1 in Python", "solo una respuesta cuyo id es un int que enviaste "
                  "resuelve una solicitud: True == 1 y 1.0 == 1 en Python")
     if expected.label.startswith("request('error'"):
-        return _("RequestError(code, message, data): pass the error's data along too",
-                 "RequestError(code, message, data): pasa también el data del error")
+        return _("RequestError(code, message, data): the error's own code, message and data, "
+                 "as the server sent them",
+                 "RequestError(code, message, data): el code, el message y el data del propio "
+                 "error, tal como los envió el servidor")
     if "notifications()" in expected.label:
         return _("notifications() returns the queued notifications in arrival order, whole "
                  "messages, and empties the queue",

@@ -13,19 +13,25 @@ on standard output; what it does depends on the method of each request:
 ``stray``       first sends a response for an id nobody used (each of ``params.ids`` when
                 given: ids of any JSON type, ``true`` and ``1.0`` included), then its own answer
 ``junk``        first writes lines a real peer may write: not JSON, blank, a JSON scalar, an
-                array, an object that is no message; then its own answer
+                array, an object that is no message, and a request of its own (a ``method``
+                and an ``id``: no notification); then its own answer
 ``shape``       answers ``{"params": params}``, or ``{"params": "absent"}`` when there were none
 ``hold``        is not answered until a ``release`` arrives
 ``release``     waits for ``params.count`` held requests, answers them newest first, then itself
 ``late``        answers after ``params.delay`` seconds (on a thread of its own)
 ``silent``      is never answered
-``cancelled``   answers with the methods of the requests a ``notifications/cancelled`` named
+``cancelled``   answers with the methods of the requests a ``notifications/cancelled`` named,
+                and the reasons it gave
 ``die``         exits at once (status 3), answering nothing
+``linger``      answers at once; at the end of its input it then waits ``params.seconds``
+                before it exits, its output still open (a server slow to go: the reader
+                does not end when stdin closes)
 ``hangup``      closes its standard output (the client reads the end of the stream) and goes
                 on reading its input, answering nothing, until the input ends
 ==============  ==============================================================================
 
-Every request id must be new, and an integer or a string, and ``params``, when present, an
+Messages without a ``method`` (a client answering the server's own request) are read and
+dropped. Every request id must be new, and an integer or a string, and ``params``, when present, an
 object or an array: otherwise the answer is the error -32600, so a session that reuses ids
 sees it fail. End of input ends the server.
 
@@ -70,6 +76,7 @@ def raw(line):
 
 received = {}  # method -> how many messages named it
 hung_up = False  # after "hangup": stdout is closed, stdin still read (and nothing answered)
+linger = 0.0  # seconds to wait at the end of the input before exiting ("linger")
 
 
 def summary(how):
@@ -78,12 +85,13 @@ def summary(how):
 
 
 def main():
-    global hung_up
+    global hung_up, linger
     if os.environ.get("MCPKIT_LAB05_READY"):  # the grader's checks time requests from here
         sys.stderr.write('{"ready": true}\n')
         sys.stderr.flush()
     seen = {}  # id -> method
     cancelled = []
+    reasons = []
     held = []
     for line in sys.stdin.buffer:
         try:
@@ -94,6 +102,8 @@ def main():
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             fail(None, -32600, "not JSON-RPC 2.0")
             continue
+        if "method" not in message:
+            continue  # a response to the request "junk" sends: nothing to do
         method = message.get("method")
         received[str(method)] = received.get(str(method), 0) + 1
         if hung_up:
@@ -108,6 +118,7 @@ def main():
         if "id" not in message:
             if method == "notifications/cancelled" and isinstance(params, dict):
                 cancelled.append(seen.get(_key(params.get("requestId")), "unknown"))
+                reasons.append(params.get("reason", "(none)"))
             continue
         request_id = message["id"]
         if type(request_id) not in (int, str):
@@ -140,7 +151,8 @@ def main():
         elif method == "junk":
             for line in (b"this line is not JSON\n", b"\n", b"  \r\n", b"7\n", b"[1,2]\n",
                          b'"text"\n', b"null\n", b'{"jsonrpc":"2.0"}\n', b"{\"half\":\n",
-                         b"\xff\xfe\n"):
+                         b"\xff\xfe\n",
+                         b'{"jsonrpc":"2.0","id":"server-1","method":"ping"}\n'):
                 raw(line)
             answer(request_id, {"after": "junk"})
         elif method == "shape":
@@ -169,7 +181,10 @@ def main():
         elif method == "silent":
             pass
         elif method == "cancelled":
-            answer(request_id, {"cancelled": list(cancelled)})
+            answer(request_id, {"cancelled": list(cancelled), "reasons": list(reasons)})
+        elif method == "linger":
+            linger = float(params.get("seconds", 1.0))
+            answer(request_id, {"lingering": linger})
         elif method == "hangup":
             fd = _out.fileno()
             _out.close()  # (sys.stdout's buffer does not own fd 1)
@@ -190,6 +205,7 @@ def _key(request_id):
 if __name__ == "__main__":
     try:
         main()
+        time.sleep(linger)
         summary("hangup" if hung_up else "eof")
     except (BrokenPipeError, KeyboardInterrupt):
         pass

@@ -34,7 +34,7 @@ import functools
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from copy import copy
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -501,14 +501,26 @@ def scan(code: str, setup_names: dict[str, str], off_limits: dict[str, Any],
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
         for target in targets:
-            for part in ast.walk(target):
-                if isinstance(part, ast.Attribute | ast.Subscript):
-                    root = part
-                    while isinstance(root, ast.Attribute | ast.Subscript):
-                        root = root.value
-                    if isinstance(root, ast.Name) and root.id in bound:
-                        flag(part, "assign", root.id)
+            for part in _assigned_through(target):
+                root = part
+                while isinstance(root, ast.Attribute | ast.Subscript):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in bound:
+                    flag(part, "assign", root.id)
     return problems
+
+
+def _assigned_through(target: ast.AST) -> Iterator[ast.AST]:
+    """The attribute and subscript targets an assignment changes (each element of a tuple or
+    list target), not the names its indices only read: ``table[json.dumps(key)] = v`` changes
+    ``table``, not ``json``."""
+    if isinstance(target, ast.Tuple | ast.List):
+        for element in target.elts:
+            yield from _assigned_through(element)
+    elif isinstance(target, ast.Starred):
+        yield from _assigned_through(target.value)
+    elif isinstance(target, ast.Attribute | ast.Subscript):
+        yield target
 
 
 def import_bindings(code: str) -> dict[str, str]:
