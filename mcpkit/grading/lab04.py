@@ -712,9 +712,11 @@ def check_note_resources(add_resources: Callable) -> None:
                      'notes["7"] = {...}; notes["2"] = {"title": "MCP", "body": ""}; '
                      'prompts/get review_note 7, 2'),
              hint=_("build the messages from notes[id] when prompts/get arrives, as the read "
-                    "does: text kept from start-up is stale",
+                    "does, for every note in notes (an empty body is fine): text kept from "
+                    "start-up is stale",
                     "construye los mensajes a partir de notes[id] cuando llega prompts/get, "
-                    "como hace la lectura: un texto guardado al arrancar está desfasado")),
+                    "como hace la lectura, para cada nota de notes (un cuerpo vacío vale): un "
+                    "texto guardado al arrancar está desfasado")),
         case(_("review_note of an unknown note: protocol error -32602, not a crash",
                "review_note de una nota desconocida: error de protocolo -32602, no una caída"),
              review("99"), {"protocol error": -32602},
