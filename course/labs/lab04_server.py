@@ -135,7 +135,9 @@ fresh_notes()
 #   the dict's order.
 # - `notes_search(query: str, limit: int = 10)`, **read-only**: returns the full notes,
 #   `{"id": ..., "title": ..., "body": ...}`, whose title **or** body contains `query`,
-#   **ignoring case**, in the dict's order, at most `limit` of them.
+#   **ignoring case**, in the dict's order, at most `limit` of them. Search for `query` as it
+#   comes (its spaces are part of it), in the title and in the body one at a time (a match
+#   does not run from the end of the title into the body).
 # - `notes_create(title: str, body: str)`, **not destructive** (it only adds): stores a note
 #   with a new id and returns it, `{"id": ..., "title": ..., "body": ...}`.
 # - `notes_delete(id: str)`, **destructive**: removes the note and returns a short text, such
@@ -144,15 +146,16 @@ fresh_notes()
 # And the rules the checks hold you to:
 #
 # - **New ids** continue after the largest id in `notes` when `add_tools` is called (`"4"`
-#   after `"1"`, `"2"`, `"3"`), and are **never reused**: after creating `"4"` and deleting it,
-#   the next note is `"5"`. A client subscribed to `notes://4` must not mistake a new note for
-#   the old one. A failed call does not use up an id either: take the id once the title has
-#   passed its check. `itertools.count(start)` is the tool for this.
-# - `notes_create` with a blank title (empty or only spaces) is a tool error: raise
-#   `ValueError`, and store nothing.
+#   after `"1"`, `"2"`, `"3"`; `"1"` when `notes` is empty), and are **never reused**: after
+#   creating `"4"` and deleting it, the next note is `"5"`. A client subscribed to `notes://4`
+#   must not mistake a new note for the old one. A failed call does not use up an id either:
+#   take the id once the title has passed its check. `itertools.count(start)` is the tool for this.
+# - `notes_create` with a blank title (empty, or only spaces, tabs and newlines: what
+#   `title.strip()` removes) is a tool error: raise `ValueError`, and store nothing. Any other
+#   title, and any body (even an empty one), is stored exactly as it came.
 # - `notes_delete` of an id that does not exist is a tool error (raise `KeyError` or
 #   `ValueError`), not a crash: the model asked for something that is not there, and should be
-#   told so.
+#   told so. An id matches only as it is (`" 2"` and `"02"` are not `"2"`).
 # - Say the annotations explicitly: `read_only=True`, `destructive=False`, `destructive=True`.
 #   A tool that says nothing counts as destructive, and a host asks the user before running it.
 # - After a note is created or deleted, call `server.notify_resource_updated(f"notes://{id}")`
@@ -178,7 +181,9 @@ fresh_notes()
 #   las notas, en el orden del dict.
 # - `notes_search(query: str, limit: int = 10)`, **de solo lectura**: devuelve las notas
 #   completas, `{"id": ..., "title": ..., "body": ...}`, cuyo título **o** cuerpo contiene
-#   `query`, **sin distinguir mayúsculas**, en el orden del dict, como mucho `limit`.
+#   `query`, **sin distinguir mayúsculas**, en el orden del dict, como mucho `limit`. Busca
+#   `query` tal como llega (sus espacios forman parte de ella), en el título y en el cuerpo
+#   por separado (una coincidencia no pasa del final del título al cuerpo).
 # - `notes_create(title: str, body: str)`, **no destructiva** (solo añade): guarda una nota con
 #   un id nuevo y la devuelve, `{"id": ..., "title": ..., "body": ...}`.
 # - `notes_delete(id: str)`, **destructiva**: elimina la nota y devuelve un texto breve, como
@@ -187,14 +192,18 @@ fresh_notes()
 # Y las reglas que comprueban las celdas calificadas:
 #
 # - Los **ids nuevos** siguen al mayor id de `notes` en el momento de llamar a `add_tools`
-#   (`"4"` tras `"1"`, `"2"`, `"3"`) y **nunca se reutilizan**: tras crear `"4"` y borrarla, la
-#   siguiente nota es `"5"`. Un cliente suscrito a `notes://4` no debe confundir una nota nueva
-#   con la antigua. Una llamada fallida tampoco gasta ningún id: toma el id solo cuando el
-#   título ya haya pasado la validación. `itertools.count(inicio)` es la herramienta para esto.
-# - `notes_create` con un título en blanco (vacío o solo espacios) es un error de herramienta:
-#   lanza `ValueError` y no guardes nada.
+#   (`"4"` tras `"1"`, `"2"`, `"3"`; `"1"` si `notes` está vacío) y **nunca se reutilizan**:
+#   tras crear `"4"` y borrarla, la siguiente nota es `"5"`. Un cliente suscrito a `notes://4`
+#   no debe confundir una nota nueva con la antigua. Una llamada fallida tampoco gasta ningún
+#   id: toma el id solo cuando el título ya haya pasado la validación.
+#   `itertools.count(inicio)` es la herramienta para esto.
+# - `notes_create` con un título en blanco (vacío, o solo espacios, tabuladores y saltos de
+#   línea: lo que quita `title.strip()`) es un error de herramienta: lanza `ValueError` y no
+#   guardes nada. Cualquier otro título, y cualquier cuerpo (aunque esté vacío), se guarda tal
+#   como llegó.
 # - `notes_delete` de un id que no existe es un error de herramienta (lanza `KeyError` o
-#   `ValueError`), no una caída: el modelo pidió algo que no está, y hay que decírselo.
+#   `ValueError`), no una caída: el modelo pidió algo que no está, y hay que decírselo. Un id
+#   solo coincide tal cual (`" 2"` y `"02"` no son `"2"`).
 # - Indica las anotaciones explícitamente: `read_only=True`, `destructive=False`,
 #   `destructive=True`. Una herramienta que no dice nada cuenta como destructiva, y un host
 #   pregunta al usuario antes de ejecutarla.
@@ -267,13 +276,15 @@ grading.check_note_tools(add_tools)
 #
 # - the **resource template** `notes://{id}`, named `note`, with MIME type `text/markdown`
 #   (`@server.resource("notes://{id}", name="note", mime_type="text/markdown")`). Reading
-#   `notes://2` gives the note as Markdown: `f"# {title}\n\n{body}\n"`. Look the note up when
-#   the read arrives, not before: notes come and go. For an id that does not exist, let the
-#   `KeyError` of `notes[id]` propagate: `mcpkit` answers it with -32002, *resource not found*.
+#   `notes://2` gives the note as Markdown: `f"# {title}\n\n{body}\n"`, with the title and
+#   the body exactly as stored (nothing stripped). Look the note up when the read arrives, not
+#   before: notes come and go. For an id that does not exist, let the `KeyError` of
+#   `notes[id]` propagate: `mcpkit` answers it with -32002, *resource not found*.
 # - the **prompt** `review_note(id: str)`, which returns two user messages: first the note as
 #   an embedded resource,
 #   `{"role": "user", "content": {"type": "resource", "resource": {"uri": ..., "mimeType":
-#   "text/markdown", "text": ...}}}` with the same URI and text as a read of the resource; then
+#   "text/markdown", "text": ...}}}` with the same URI and text as a read of the resource at
+#   that moment (look the note up when the prompt is asked for, too); then
 #   a text message asking for a review (`{"role": "user", "content": {"type": "text", "text":
 #   ...}}`, your words). For an id that does not exist, raise `InvalidParams(...)`: the user
 #   picked a bad argument, a protocol error -32602. A stray `KeyError` would become -32603, an
@@ -286,15 +297,17 @@ grading.check_note_tools(add_tools)
 #
 # - la **plantilla de recurso** `notes://{id}`, llamada `note`, con tipo MIME `text/markdown`
 #   (`@server.resource("notes://{id}", name="note", mime_type="text/markdown")`). Leer
-#   `notes://2` da la nota en Markdown: `f"# {title}\n\n{body}\n"`. Busca la nota cuando llegue
-#   la lectura, no antes: las notas van y vienen. Para un id que no existe, deja que se propague
-#   el `KeyError` de `notes[id]`: `mcpkit` lo responde con -32002, *recurso no encontrado*.
+#   `notes://2` da la nota en Markdown: `f"# {title}\n\n{body}\n"`, con el título y el cuerpo
+#   tal como están guardados (sin quitarles nada). Busca la nota cuando llegue la lectura, no
+#   antes: las notas van y vienen. Para un id que no existe, deja que se propague el `KeyError`
+#   de `notes[id]`: `mcpkit` lo responde con -32002, *recurso no encontrado*.
 # - el **prompt** `review_note(id: str)`, que devuelve dos mensajes del usuario: primero la nota
 #   como recurso incrustado,
 #   `{"role": "user", "content": {"type": "resource", "resource": {"uri": ..., "mimeType":
 #   "text/markdown", "text": ...}}}` con el mismo URI y el mismo texto que una lectura del
-#   recurso; después un mensaje de texto que pide una revisión (`{"role": "user", "content":
-#   {"type": "text", "text": ...}}`, con tus palabras). Para un id que no existe, lanza
+#   recurso en ese momento (busca la nota también cuando se pide el prompt); después un
+#   mensaje de texto que pide una revisión (`{"role": "user", "content": {"type": "text",
+#   "text": ...}}`, con tus palabras). Para un id que no existe, lanza
 #   `InvalidParams(...)`: el usuario eligió un argumento erróneo, un error de protocolo -32602.
 #   Un `KeyError` suelto se convertiría en -32603, un error interno, que culpa al servidor.
 

@@ -302,6 +302,27 @@ def check_note_tools(add_tools: Callable) -> None:
         return {"result": _outcome(c.call("notes_create", {"title": "   ", "body": "x"})),
                 "notes": sorted(store), "notified": changed}
 
+    def whitespace_title(c: _Client, store: dict, changed: list) -> Any:
+        return {"results": [_outcome(c.call("notes_create", {"title": title, "body": "x"}))
+                            for title in ("\t", " \n ")],
+                "notes": sorted(store), "notified": changed}
+
+    def as_it_comes(c: _Client, store: dict, changed: list) -> Any:
+        return {query: _outcome(c.call("notes_search", {"query": query}))
+                for query in ("  eggs  ", "ping milk", "pingmilk")}
+
+    def near_ids(c: _Client, store: dict, changed: list) -> Any:
+        return {"results": [_outcome(c.call("notes_delete", {"id": note_id}))
+                            for note_id in (" 2", "02")],
+                "notes left": sorted(store), "notified": changed}
+
+    def same_title(c: _Client, store: dict, changed: list) -> Any:
+        return {"created": [created_id(c, "Shopping"), created_id(c, "Shopping")],
+                "notes": sorted(store)}
+
+    def first_of_none(c: _Client, store: dict, changed: list) -> Any:
+        return {"created": created_id(c), "notes": sorted(store)}
+
     results = [
         case(_("the four tools are listed", "se listan las cuatro herramientas"),
              lambda: sorted(tools_list()),
@@ -382,6 +403,19 @@ def check_note_tools(add_tools: Callable) -> None:
                  for i in range(1, 11)]),
              given=_('12 notes that all match; notes_search {"query": "same"}',
                      '12 notas que coinciden todas; notes_search {"query": "same"}')),
+        case(_("notes_search: the query as it comes, in the title and in the body one at a time",
+               "notes_search: la consulta tal como llega, en el título y en el cuerpo por "
+               "separado"),
+             session(as_it_comes), {q: ok([]) for q in ("  eggs  ", "ping milk", "pingmilk")},
+             given=_('note 1 is "Shopping" / "Milk, eggs, coffee."; notes_search {"query": '
+                     '"  eggs  "}, {"query": "ping milk"}, {"query": "pingmilk"}',
+                     'la nota 1 es "Shopping" / "Milk, eggs, coffee."; notes_search {"query": '
+                     '"  eggs  "}, {"query": "ping milk"}, {"query": "pingmilk"}'),
+             hint=_("do not strip the query, and look in note[\"title\"] and note[\"body\"] "
+                    "separately: title + body makes matches that are in neither",
+                    "no le quites espacios a la consulta, y busca en note[\"title\"] y en "
+                    "note[\"body\"] por separado: title + body crea coincidencias que no están "
+                    "en ninguno")),
         case(_("notes_search: no match is an empty list, not an error",
                "notes_search: sin coincidencias es una lista vacía, no un error"),
              call("notes_search", {"query": "zebra"}), ok([]),
@@ -446,6 +480,28 @@ def check_note_tools(add_tools: Callable) -> None:
              given='notes_create {"title": "   ", "body": "x"}',
              hint=_("raise ValueError(...) when title.strip() is empty",
                     "lanza ValueError(...) cuando title.strip() está vacío")),
+        case(_("notes_create: a title of tabs and newlines is blank too",
+               "notes_create: un título de tabuladores y saltos de línea también está en "
+               "blanco"),
+             session(whitespace_title),
+             {"results": [tool_error, tool_error], "notes": ["1", "2", "3"], "notified": []},
+             given='notes_create {"title": "\\t", ...}; notes_create {"title": " \\n ", ...}',
+             hint=_("blank is what title.strip() removes: spaces, tabs and newlines",
+                    "en blanco es lo que quita title.strip(): espacios, tabuladores y saltos "
+                    "de línea")),
+        case(_("a title already in use is stored again, as a new note",
+               "un título que ya existe se guarda otra vez, como una nota nueva"),
+             session(same_title), {"created": ["4", "5"], "notes": ["1", "2", "3", "4", "5"]},
+             given='notes_create {"title": "Shopping", "body": "x"} ×2',
+             hint=_("only a blank title is an error: titles need not be unique",
+                    "solo un título en blanco es un error: los títulos no tienen por qué ser "
+                    "únicos")),
+        case(_("with no notes, the first new id is \"1\"",
+               "sin notas, el primer id nuevo es \"1\""),
+             session(first_of_none, {}), {"created": "1", "notes": ["1"]},
+             given='notes = {}; notes_create {"title": "Tea", "body": "x"}',
+             hint=_("max(..., default=0) + 1: the counter starts at 1 when there are no notes",
+                    "max(..., default=0) + 1: el contador empieza en 1 cuando no hay notas")),
         case(_("notes_delete removes the note and notifies its URI",
                "notes_delete elimina la nota y avisa de su URI"),
              session(delete_then),
@@ -462,6 +518,14 @@ def check_note_tools(add_tools: Callable) -> None:
              hint=_("raise KeyError or ValueError: mcpkit turns it into isError for the model",
                     "lanza KeyError o ValueError: mcpkit lo convierte en isError para el "
                     "modelo")),
+        case(_("notes_delete: an id matches only as it is (\" 2\" and \"02\" are not \"2\")",
+               "notes_delete: un id solo coincide tal cual (\" 2\" y \"02\" no son \"2\")"),
+             session(near_ids),
+             {"results": [tool_error, tool_error], "notes left": ["1", "2", "3"],
+              "notified": []},
+             given='notes_delete {"id": " 2"}; notes_delete {"id": "02"}',
+             hint=_("look the id up as it came (id in notes): no strip(), no int()",
+                    "busca el id tal como llegó (id in notes): sin strip() ni int()")),
         case(_("deleting twice: the second call is an isError result",
                "borrar dos veces: la segunda llamada es un resultado isError"),
              session(delete_twice),
@@ -534,6 +598,26 @@ def check_note_resources(add_resources: Callable) -> None:
         del store["1"]
         return _error_code(c.request("resources/read", {"uri": "notes://1"}))
 
+    padded = {"title": " Plan ", "body": "line 1\n\n  line 2\n"}
+
+    def exact(c: _Client, store: dict) -> Any:
+        store["5"] = dict(padded)
+        return _error_code(c.request("resources/read", {"uri": "notes://5"}))
+
+    def first_message(c: _Client, note_id: str) -> Any:
+        response = c.request("prompts/get", {"name": "review_note", "arguments": {"id": note_id}})
+        if "error" in response:
+            return _error_code(response)
+        messages = response["result"].get("messages")
+        first = messages[0] if isinstance(messages, list) and messages else messages
+        content = first.get("content") if isinstance(first, dict) else first
+        return content.get("resource", content) if isinstance(content, dict) else content
+
+    def live_prompt(c: _Client, store: dict) -> Any:
+        store["7"] = {"title": "Later", "body": "Added after start-up."}
+        store["2"] = {"title": "MCP", "body": ""}  # an empty body is a note all the same
+        return {"notes://7": first_message(c, "7"), "notes://2": first_message(c, "2")}
+
     def prompts(c: _Client, store: dict) -> Any:
         found = c.request("prompts/list")["result"]["prompts"]
         return [{"name": p.get("name"),
@@ -597,6 +681,15 @@ def check_note_resources(add_resources: Callable) -> None:
                "una nota eliminada después ya no se encuentra"),
              session(gone), not_found,
              given='del notes["1"]; resources/read {"uri": "notes://1"}'),
+        case(_("the Markdown keeps the title and the body exactly as stored",
+               "el Markdown conserva el título y el cuerpo tal como están guardados"),
+             session(exact), contents("5", f"# {padded['title']}\n\n{padded['body']}\n"),
+             given=_('notes["5"] = {"title": " Plan ", "body": "line 1\\n\\n  line 2\\n"}; '
+                     'resources/read {"uri": "notes://5"}',
+                     'notes["5"] = {"title": " Plan ", "body": "line 1\\n\\n  line 2\\n"}; '
+                     'resources/read {"uri": "notes://5"}'),
+             hint=_('f"# {note[\'title\']}\\n\\n{note[\'body\']}\\n", with nothing stripped',
+                    'f"# {note[\'title\']}\\n\\n{note[\'body\']}\\n", sin quitar nada')),
         case(_("one prompt, review_note, with a required id argument",
                "un prompt, review_note, con un argumento id obligatorio"),
              session(prompts), [{"name": "review_note",
@@ -607,6 +700,23 @@ def check_note_resources(add_resources: Callable) -> None:
                "la revisión"),
              review("2"), review_expected("2"),
              given='prompts/get {"name": "review_note", "arguments": {"id": "2"}}'),
+        case(_("review_note reads the note when asked: one added later, one changed later",
+               "review_note lee la nota al pedirla: una añadida después, una cambiada después"),
+             session(live_prompt),
+             {"notes://7": {"uri": "notes://7", "mimeType": "text/markdown",
+                            "text": "# Later\n\nAdded after start-up.\n"},
+              "notes://2": {"uri": "notes://2", "mimeType": "text/markdown",
+                            "text": "# MCP\n\n\n"}},
+             given=_('notes["7"] = {...}; notes["2"] = {"title": "MCP", "body": ""}; '
+                     'prompts/get review_note 7, 2',
+                     'notes["7"] = {...}; notes["2"] = {"title": "MCP", "body": ""}; '
+                     'prompts/get review_note 7, 2'),
+             hint=_("build the messages from notes[id] when prompts/get arrives, as the read "
+                    "does, for every note in notes (an empty body is fine): text kept from "
+                    "start-up is stale",
+                    "construye los mensajes a partir de notes[id] cuando llega prompts/get, "
+                    "como hace la lectura, para cada nota de notes (un cuerpo vacío vale): un "
+                    "texto guardado al arrancar está desfasado")),
         case(_("review_note of an unknown note: protocol error -32602, not a crash",
                "review_note de una nota desconocida: error de protocolo -32602, no una caída"),
              review("99"), {"protocol error": -32602},
@@ -867,6 +977,8 @@ def reference_make_notes_server(notes: dict[str, dict[str, str]]) -> Any:
 
 
 _WORDS = ("Café", "tea", "MCP", "Milk", "notes", "ÉCOLE", "x")
+#: Bodies that a stripping or reformatting learner would change: outer spaces, newlines.
+_ODD_BODIES = ("  tea  ", "Milk\n\nMCP\n", "\tx")
 
 
 def _random_notes(rng: Gen) -> dict[str, dict[str, str]]:
@@ -878,12 +990,36 @@ def _random_notes(rng: Gen) -> dict[str, dict[str, str]]:
         ids = sorted(rng.sample(range(1, 12), rng.randint(0, 4)))
     if rng.random() < 0.3:
         rng.shuffle(ids)
-    return {str(i): {"title": " ".join(rng.sample(_WORDS, 2)),
-                     "body": rng.choice([*_WORDS, ""])} for i in ids}
+    notes = {str(i): {"title": " ".join(rng.sample(_WORDS, 2)),
+                      "body": rng.choice([*_WORDS, ""])} for i in ids}
+    for note in notes.values():  # sometimes padded, sometimes several lines
+        if rng.random() < 0.2:
+            note["body"] = rng.choice(_ODD_BODIES)
+        if rng.random() < 0.1:
+            note["title"] = f" {note['title']} "
+    return notes
 
 
 def _note_id(rng: Gen, notes: dict[str, Any]) -> str:
-    return rng.choice([*notes, *notes, "99", "0", str(len(notes) + 1)]) if notes else "1"
+    """An id of the notes, mostly; else one that is not there, or one that only looks like
+    one that is (" 2", "02": an id matches only as it is)."""
+    if not notes:
+        return "1"
+    near = rng.choice(list(notes))
+    return rng.choice([*notes, *notes, "99", "0", str(len(notes) + 1), f" {near}", f"0{near}"])
+
+
+def _query(rng: Gen, notes: dict[str, Any]) -> str:
+    """A search query: words in other cases, with spaces around them, and (from a note) the
+    end of its title run into its body, which is in neither."""
+    roll = rng.random()
+    if notes and roll < 0.2:
+        note = notes[rng.choice(list(notes))]
+        glue = rng.choice(["", " "])
+        return note["title"].strip()[-2:] + glue + note["body"].strip()[:2]
+    if roll < 0.35:
+        return rng.choice([" tea", "tea ", " x ", "e m"])
+    return rng.choice([*_WORDS, "café", "cAfÉ", "zzz", "", "é"])
 
 
 @dataclass(frozen=True)
@@ -905,13 +1041,13 @@ def _tool_call(rng: Gen, notes: dict[str, Any]) -> tuple[str, Any]:
     if roll < 0.15:
         return "tools/call", {"name": "notes_list", "arguments": {}}
     if roll < 0.4:
-        query = rng.choice([*_WORDS, "café", "cAfÉ", "zzz", "", "é"])
-        arguments: dict[str, Any] = {"query": query}
+        arguments: dict[str, Any] = {"query": _query(rng, notes)}
         if rng.random() < 0.5:
             arguments["limit"] = rng.randint(0, 3)
         return "tools/call", {"name": "notes_search", "arguments": arguments}
     if roll < 0.7:
-        title = rng.choice(["Tea", "Café ☕", "  ", "", "x", "Milk", " Tea ", "\té"])
+        title = rng.choice(["Tea", "Café ☕", "  ", "", "x", "Milk", " Tea ", "\té", "\t",
+                            " \n ", *(n["title"] for n in list(notes.values())[:1])])
         return "tools/call", {"name": "notes_create",
                               "arguments": {"title": title, "body": rng.choice([*_WORDS, ""])}}
     return "tools/call", {"name": "notes_delete", "arguments": {"id": _note_id(rng, notes)}}
@@ -993,17 +1129,25 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
     w, h = want.get(answer) or {}, have.get(answer) or {}
     w_id = (w.get("value") or {}).get("id") if isinstance(w.get("value"), dict) else None
     h_id = (h.get("value") or {}).get("id") if isinstance(h.get("value"), dict) else None
+    if w.get("isError") is False and h.get("isError") is True and "notes_create" in got.label:
+        return _("only a blank title is a tool error: any other title, and any body (even an "
+                 "empty one), is stored as it came",
+                 "solo un título en blanco es un error de herramienta: cualquier otro título, y "
+                 "cualquier cuerpo (aunque esté vacío), se guarda tal como llegó")
     if w.get("isError") is True and h.get("isError") is False:
         if "notes_create" in got.label:
-            return _("a blank title (empty or only spaces/tabs) is a tool error: raise "
-                     "ValueError when title.strip() is empty, and store nothing",
-                     "un título en blanco (vacío o solo espacios/tabuladores) es un error de "
+            return _("a blank title (empty or only spaces, tabs, newlines) is a tool error: "
+                     "raise ValueError when title.strip() is empty, and store nothing",
+                     "un título en blanco (vacío o solo espacios, tabuladores, saltos de línea) "
+                     "es un error de "
                      "herramienta: lanza ValueError si title.strip() está vacío, y no guardes "
                      "nada")
         if "notes_delete" in got.label:
             return _("deleting an id that is not in notes is a tool error: raise KeyError or "
-                     "ValueError", "borrar un id que no está en notes es un error de "
-                     "herramienta: lanza KeyError o ValueError")
+                     "ValueError; an id matches only as it is (\" 2\" and \"02\" are not "
+                     "\"2\")", "borrar un id que no está en notes es un error de "
+                     "herramienta: lanza KeyError o ValueError; un id solo coincide tal cual "
+                     "(\" 2\" y \"02\" no son \"2\")")
     if "notes_create" in got.label and w_id != h_id:
         return _id_hint(x, got.label, w_id, h_id)
     if want.get(updated) != have.get(updated):
@@ -1014,11 +1158,12 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
                  "notes dict holds must agree", "guarda cada nota tal como llegó: lo que "
                  "responde la herramienta y lo que guarda el dict de notas deben coincidir")
     if "notes_search" in got.label:
-        return _("case-insensitive, in the title and the body, in order, at most limit notes "
-                 "(limit 0 gives none); each found note whole: id, title and body",
-                 "sin distinguir mayúsculas, en el título y en el cuerpo, en orden, como mucho "
-                 "limit notas (limit 0 no da ninguna); cada nota encontrada entera: id, title "
-                 "y body")
+        return _("case-insensitive, the query as it comes (spaces count), in the title and in "
+                 "the body one at a time, in order, at most limit notes (limit 0 gives none); "
+                 "each found note whole: id, title and body",
+                 "sin distinguir mayúsculas, la consulta tal como llega (los espacios cuentan), "
+                 "en el título y en el cuerpo por separado, en orden, como mucho limit notas "
+                 "(limit 0 no da ninguna); cada nota encontrada entera: id, title y body")
     if "notes_list" in got.label:
         return _("every note's id and title, in the dict's order (not sorted)",
                  "el id y el title de cada nota, en el orden del dict (sin ordenar)")
@@ -1042,6 +1187,9 @@ def _id_hint(x: NotesCase, label: str, w_id: Any, h_id: Any) -> str:
     before = [p for w, m, p in x.calls[:at] if w == who and p.get("name") == "notes_create"]
     failed = [p for p in before if not str(p["arguments"].get("title", "")).strip()]
     start = [i for i, _t, _b in x.notes[who]]
+    if not start and not before and int(h_id) < int(w_id):
+        return _('with no notes, the first id is "1": max(..., default=0) + 1',
+                 'sin notas, el primer id es "1": max(..., default=0) + 1')
     if int(h_id) > int(w_id):
         if failed and int(h_id) - int(w_id) <= len(failed):
             return _("a failed create uses up no id: check the title before you take one",
@@ -1071,17 +1219,23 @@ def tools_differential(add_tools: Callable) -> CaseResult:
 
 def _resources_case(rng: Gen) -> NotesCase:
     notes = _random_notes(rng)
+    now = dict(notes)  # the notes as the calls find them: edits change what later calls name
     calls = []
     for _i in range(rng.randint(1, 6)):
         roll = rng.random()
         if roll < 0.45:
-            calls.append((0, "resources/read", {"uri": f"notes://{_note_id(rng, notes)}"}))
+            calls.append((0, "resources/read", {"uri": f"notes://{_note_id(rng, now)}"}))
         elif roll < 0.8:
-            arguments = {"id": _note_id(rng, notes)} if rng.random() < 0.85 else {}
+            arguments = {"id": _note_id(rng, now)} if rng.random() < 0.85 else {}
             calls.append((0, "prompts/get", {"name": "review_note", "arguments": arguments}))
         else:
-            calls.append((0, "edit", rng.choice([["del", _note_id(rng, notes)],
-                                                 ["add", str(rng.randint(1, 15))]])))
+            edit = rng.choice([["del", _note_id(rng, now)],
+                               ["add", rng.choice([str(rng.randint(1, 15)), *now])]])
+            if edit[0] == "del":
+                now.pop(edit[1], None)
+            else:
+                now[edit[1]] = {}
+            calls.append((0, "edit", edit))
     return NotesCase((_rows(notes),), tuple(calls))
 
 
@@ -1095,7 +1249,7 @@ def _resources_trial(add_resources: Callable, x: NotesCase) -> list[Step]:
             if action == "del":
                 store.pop(note_id, None)
             else:
-                store[note_id] = {"title": f"Added {note_id}", "body": "later"}
+                store[note_id] = {"title": f"Added {note_id}", "body": "later\n"}
             continue
         response = client.request(method, params)
         if "error" in response:
