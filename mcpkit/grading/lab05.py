@@ -562,9 +562,9 @@ def case(name: str, thunk: Callable[[], Any], expected: Any, *,
             return _("request() timed out, though the server answers this at once: its answer "
                      "found no future waiting. Put the future in the pending table before "
                      "writing, and keep the reader thread reading (no exception may end it)",
-                     "request() agotó su tiempo de espera, aunque el servidor responde a esto "
-                     "en el acto: su respuesta no encontró ningún future esperando. Pon el "
-                     "future en la tabla de pendientes antes de escribir y mantén el hilo "
+                     "a request() se le agotó el tiempo de espera, aunque el servidor responde "
+                     "a esto en el acto: su respuesta no encontró ningún future esperando. "
+                     "Pon el future en la tabla de pendientes antes de escribir y mantén el hilo "
                      "lector leyendo (ninguna excepción debe terminarlo)")
         if callable(hint):
             return hint(got)
@@ -640,8 +640,8 @@ def check_requests(make_session: Callable[..., Any]) -> None:
                     "given (test `params is not None`, not `params`; no wrapping, no copy "
                     "that changes it)",
                     "solo None deja fuera \"params\": envía cualquier otro params tal cual "
-                    "(comprueba `params is not None`, no `params`; sin envolverlo ni copiarlo "
-                    "cambiándolo)")),
+                    "(comprueba `params is not None`, no `params`; sin envolverlo ni hacer una "
+                    "copia que lo cambie)")),
         case(_("an error's data reaches RequestError.data",
                "el data de un error llega a RequestError.data"),
              scenario(s, lambda x: _call(x, "error", {"code": -32000, "message": "busy",
@@ -994,7 +994,7 @@ def _cancel_hint(got: Any) -> str:
             told.get("reasons") != ["timeout"] * len(told.get("cancelled") or []):
         return _("the server was told which request, but not why: the notification's params "
                  "are {\"requestId\": id, \"reason\": \"timeout\"}, as the lab gives them",
-                 "el servidor supo qué solicitud, pero no por qué: los params de la "
+                 "el servidor supo cuál era la solicitud, pero no por qué: los params de la "
                  "notificación son {\"requestId\": id, \"reason\": \"timeout\"}, como los da "
                  "el laboratorio")
     return _("before raising, write {\"jsonrpc\": \"2.0\", \"method\": "
