@@ -415,7 +415,7 @@ def check_note_tools(add_tools: Callable) -> None:
                     "separately: title + body makes matches that are in neither",
                     "no le quites espacios a la consulta, y busca en note[\"title\"] y en "
                     "note[\"body\"] por separado: title + body crea coincidencias que no están "
-                    "en ninguno")),
+                    "en ninguno de los dos")),
         case(_("notes_search: no match is an empty list, not an error",
                "notes_search: sin coincidencias es una lista vacía, no un error"),
              call("notes_search", {"query": "zebra"}), ok([]),
@@ -487,8 +487,8 @@ def check_note_tools(add_tools: Callable) -> None:
              {"results": [tool_error, tool_error], "notes": ["1", "2", "3"], "notified": []},
              given='notes_create {"title": "\\t", ...}; notes_create {"title": " \\n ", ...}',
              hint=_("blank is what title.strip() removes: spaces, tabs and newlines",
-                    "en blanco es lo que quita title.strip(): espacios, tabuladores y saltos "
-                    "de línea")),
+                    "los caracteres en blanco son los que quita title.strip(): espacios, "
+                    "tabuladores y saltos de línea")),
         case(_("a title already in use is stored again, as a new note",
                "un título que ya existe se guarda otra vez, como una nota nueva"),
              session(same_title), {"created": ["4", "5"], "notes": ["1", "2", "3", "4", "5"]},
@@ -1138,8 +1138,8 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
         if "notes_create" in got.label:
             return _("a blank title (empty or only spaces, tabs, newlines) is a tool error: "
                      "raise ValueError when title.strip() is empty, and store nothing",
-                     "un título en blanco (vacío o solo espacios, tabuladores, saltos de línea) "
-                     "es un error de "
+                     "un título en blanco (vacío, o solo espacios, tabuladores y saltos de "
+                     "línea) es un error de "
                      "herramienta: lanza ValueError si title.strip() está vacío, y no guardes "
                      "nada")
         if "notes_delete" in got.label:
@@ -1161,9 +1161,10 @@ def _tools_hint(x: NotesCase, expected: Step | None, got: Step | None) -> str | 
         return _("case-insensitive, the query as it comes (spaces count), in the title and in "
                  "the body one at a time, in order, at most limit notes (limit 0 gives none); "
                  "each found note whole: id, title and body",
-                 "sin distinguir mayúsculas, la consulta tal como llega (los espacios cuentan), "
-                 "en el título y en el cuerpo por separado, en orden, como mucho limit notas "
-                 "(limit 0 no da ninguna); cada nota encontrada entera: id, title y body")
+                 "sin distinguir mayúsculas de minúsculas, la consulta tal como llega (los "
+                 "espacios cuentan), en el título y en el cuerpo por separado, en orden, como "
+                 "mucho limit notas (limit 0 no da ninguna); cada nota encontrada entera: id, "
+                 "title y body")
     if "notes_list" in got.label:
         return _("every note's id and title, in the dict's order (not sorted)",
                  "el id y el title de cada nota, en el orden del dict (sin ordenar)")
