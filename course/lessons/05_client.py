@@ -550,7 +550,7 @@ stuck.close()
 # ```
 #
 # The test server never answers `silent`, and `cancelled` says which requests it was told to
-# drop:
+# drop, and why:
 
 # %% [markdown] lang="es"
 # ## 5. Agotar el tiempo de espera cancela la solicitud
@@ -571,7 +571,7 @@ stuck.close()
 # ```
 #
 # El servidor de prueba nunca responde a `silent`, y `cancelled` dice qué solicitudes le
-# pidieron abandonar:
+# pidieron abandonar, y por qué:
 
 # %%
 try:
