@@ -428,12 +428,18 @@ class Run:
 
 def scenario(make: Callable[..., Any], body: Callable[[Any], Any]) -> Callable[[], Any]:
     """A thunk for case(): start a server and a session, run ``body(session)``, clean up."""
+    return _scenario_of_run(make, lambda run: body(run.session))
+
+
+def _scenario_of_run(make: Callable[..., Any],
+                     body: Callable[[Run], Any]) -> Callable[[], Any]:
+    """:func:`scenario`, with ``body`` handed the whole :class:`Run`."""
 
     def thunk() -> Any:
         run = None
         try:
             run = Run(make)
-            value = body(run.session)
+            value = body(run)
             calls = _tally.calls
             bounded(run.session.close, CLOSE_GRACE + 1.0)
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -765,23 +771,11 @@ def _threads_started(make: Callable[..., Any]) -> Callable[[], Any]:
     """The threads a new session is running before any request (the reader must already be
     reading: a server may speak first), then one request."""
 
-    def thunk() -> Any:
-        run = None
-        try:
-            run = Run(make)
-            started = [t for t in threading.enumerate() if t not in run.before and t.is_alive()]
-            value = [len(started), _call(run.session, "echo")]
-            calls = _tally.calls
-            bounded(run.session.close, CLOSE_GRACE + 1.0)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                run.process.wait(CLOSE_GRACE)
-            run.end()
-            return _verified(value, calls, run.summary)
-        finally:
-            if run is not None:
-                run.end()
+    def body(run: Run) -> list[Any]:
+        started = [t for t in threading.enumerate() if t not in run.before and t.is_alive()]
+        return [len(started), _call(run.session, "echo")]
 
-    return thunk
+    return _scenario_of_run(make, body)
 
 
 def _threads_hint(got: Any) -> str | None:
